@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from './db/connect.js';
+import { AppError } from './errors.js';
+import { accountsRoutes } from './features/accounts/routes.js';
+import { installErrorHandling } from './http/errors.js';
+import { installValidators } from './http/validation.js';
+import { createServices, type Clock } from './services.js';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  secretKey: string;
+  logger: Logger;
+  clock?: Clock;
+}
+
+export const VERSION = '0.1.0';
+const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
+
+/** Builds the whole HTTP application from its dependencies. Reads no environment, opens no port. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database, logger } = deps;
+  const clock = deps.clock ?? { now: () => Date.now() };
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    trustProxy: config.trustProxy,
+    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    // Our own 503 OVERLOADED (below) answers requests that arrive while closing.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { strict: false } },
+  });
+
+  const services = createServices({ config, database, secretKey: deps.secretKey, clock, log: logger });
+  installValidators(app);
+  installErrorHandling(app);
+  // JSON only: a text/plain body is a 415, not a string handed to a route.
+  app.removeContentTypeParser('text/plain');
+
+  let closing = false;
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('OVERLOADED', 'The server is shutting down; retry on another node or in a moment.', { retryAfter: 5 });
+    }
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Loglane API',
+        version: VERSION,
+        description: 'Self-hostable log collection: accounts, projects, ingestion, search, live tail and alerts. Every error has the body `{"error": {"code", "message", "requestId", "details?"}}`.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    try {
+      await database.ping();
+      return { status: 'ok', database: database.engine };
+    } catch (err) {
+      request.log.warn({ err }, 'database unreachable');
+      throw new AppError('OVERLOADED', 'The database is unreachable.', { retryAfter: 5 });
+    }
+  });
+
+  await app.register(accountsRoutes(services), { prefix: '/v1' });
+
+  let timer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      services.accounts.housekeeping().catch((err: unknown) => logger.warn({ err }, 'housekeeping failed'));
+    }, HOUSEKEEPING_INTERVAL_MS);
+    timer.unref();
+  });
+  app.addHook('onClose', async () => {
+    if (timer) clearInterval(timer);
+  });
+
+  return app;
+}

@@ -1,0 +1,125 @@
+import path from 'node:path';
+import { parseDuration } from './duration.js';
+import { PLAN_NAMES, type PlanName } from './features/plans/plans.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly engine: Engine;
+  /** PostgreSQL connection string; undefined on SQLite. */
+  readonly databaseUrl: string | undefined;
+  readonly databasePoolSize: number;
+  /** Where SQLite keeps its file and the generated secret key. */
+  readonly dataDir: string;
+  /** SECRET_KEY as given; on SQLite it may be absent and is then generated into dataDir. */
+  readonly secretKey: string | undefined;
+  readonly accessTokenTtlMs: number;
+  readonly refreshTokenTtlMs: number;
+  readonly loginMaxAttempts: number;
+  readonly loginMaxAttemptsPerIp: number;
+  readonly loginWindowMs: number;
+  readonly defaultPlan: PlanName;
+  readonly logLevel: string;
+  readonly trustProxy: boolean;
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Loglane cannot start, the settings have ${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Reads every setting from the environment once, checks them all, and either returns a frozen
+ * Config or throws a ConfigError that lists every problem at once.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const value = (name: string) => {
+    const v = env[name]?.trim();
+    return v === '' ? undefined : v;
+  };
+
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const duration = (name: string, fallback: string, minMs: number, maxMs: number): number => {
+    const raw = value(name) ?? fallback;
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms < minMs || ms > maxMs) {
+      problems.push(`${name} must be a duration such as 900, 900s, 15m, 12h or 7d, between ${minMs / 1000}s and ${maxMs / 86_400_000}d (got "${raw}")`);
+      return parseDuration(fallback)!;
+    }
+    return ms;
+  };
+
+  const boolean = (name: string, fallback: boolean): boolean => {
+    const raw = value(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+
+  const databaseUrl = value('DATABASE_URL');
+  let engine: Engine = 'sqlite';
+  if (databaseUrl !== undefined) {
+    if (/^postgres(ql)?:\/\//.test(databaseUrl)) engine = 'postgres';
+    else problems.push('DATABASE_URL must start with postgres:// or postgresql:// (leave it unset to use SQLite)');
+  }
+
+  const secretKey = value('SECRET_KEY');
+  if (secretKey !== undefined && secretKey.length < 32) {
+    problems.push('SECRET_KEY must be at least 32 characters (for example the output of `openssl rand -hex 32`)');
+  }
+  if (secretKey === undefined && engine === 'postgres') {
+    problems.push('SECRET_KEY is required with PostgreSQL, and every node must share it (for example `openssl rand -hex 32`)');
+  }
+
+  const defaultPlan = (value('DEFAULT_PLAN') ?? 'free').toLowerCase();
+  if (!(PLAN_NAMES as readonly string[]).includes(defaultPlan)) {
+    problems.push(`DEFAULT_PLAN must be one of ${PLAN_NAMES.join(', ')} (got "${defaultPlan}")`);
+  }
+
+  const logLevel = (value('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+
+  const config: Config = {
+    port: integer('PORT', 8080, 0, 65_535),
+    host: value('HOST') ?? '0.0.0.0',
+    engine,
+    databaseUrl: engine === 'postgres' ? databaseUrl : undefined,
+    databasePoolSize: integer('DATABASE_POOL_SIZE', 10, 1, 500),
+    dataDir: path.resolve(value('DATA_DIR') ?? './data'),
+    secretKey,
+    accessTokenTtlMs: duration('ACCESS_TOKEN_EXPIRY', '15m', 1_000, 86_400_000),
+    refreshTokenTtlMs: duration('REFRESH_TOKEN_EXPIRY', '7d', 60_000, 365 * 86_400_000),
+    loginMaxAttempts: integer('LOGIN_MAX_ATTEMPTS', 10, 1, 1_000_000),
+    loginMaxAttemptsPerIp: integer('LOGIN_MAX_ATTEMPTS_PER_IP', 100, 1, 1_000_000),
+    loginWindowMs: duration('LOGIN_WINDOW', '15m', 1_000, 7 * 86_400_000),
+    defaultPlan: defaultPlan as PlanName,
+    logLevel,
+    trustProxy: boolean('TRUST_PROXY', false),
+    shutdownTimeoutMs: duration('SHUTDOWN_TIMEOUT', '25s', 1_000, 3_600_000),
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,28 @@
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import type { Db } from './types.js';
+import * as m0001 from './migrations/0001_accounts.js';
+
+/** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_accounts': m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+export interface MigrationOutcome {
+  applied: string[];
+}
+
+/**
+ * Brings the schema up to date. Safe to run from several nodes at once: Kysely takes a lock
+ * (an advisory lock on PostgreSQL) around the run.
+ */
+export async function migrateToLatest(db: Db): Promise<MigrationOutcome> {
+  const migrator = new Migrator({ db, provider, migrationTableName: 'loglane_migrations', migrationLockTableName: 'loglane_migrations_lock' });
+  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}

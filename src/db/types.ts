@@ -1,0 +1,44 @@
+import type { Kysely, Transaction } from 'kysely';
+
+/**
+ * The tables, as Kysely sees them. Every time is epoch milliseconds in a BIGINT column, so both
+ * engines store, index and compare times the same way (PostgreSQL's int8 is parsed to a number).
+ */
+export interface UsersTable {
+  id: string;
+  email: string;
+  password_hash: string;
+  plan: string;
+  plan_status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RefreshTokensTable {
+  id: string;
+  user_id: string;
+  /** Every token descended from one login shares the family id. */
+  family_id: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface LoginThrottleTable {
+  /** `email:<address>` or `ip:<address>`. */
+  key: string;
+  window_start: number;
+  failures: number;
+}
+
+export interface DatabaseSchema {
+  users: UsersTable;
+  refresh_tokens: RefreshTokensTable;
+  login_throttle: LoginThrottleTable;
+}
+
+export type Db = Kysely<DatabaseSchema>;
+/** A repository function takes either the database or a transaction. */
+export type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;

@@ -1,0 +1,44 @@
+import { Type } from 'typebox';
+import { PLAN_NAMES, SUBSCRIPTION_STATUSES } from '../plans/plans.js';
+
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased before it is stored or compared' });
+export const NewPassword = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters, compared exactly as typed' });
+
+export const User = Type.Object(
+  {
+    id: Type.String({ pattern: '^usr_', description: 'Prefixed with usr_' }),
+    email: Type.String(),
+    createdAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const Subscription = Type.Object(
+  {
+    plan: Type.String({ enum: [...PLAN_NAMES] }),
+    status: Type.String({ enum: [...SUBSCRIPTION_STATUSES] }),
+    periodEnd: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const Me = Type.Object(
+  { id: Type.String({ pattern: '^usr_' }), email: Type.String(), createdAt: Timestamp, subscription: Subscription },
+  { additionalProperties: false },
+);
+
+const AccessToken = Type.String({ description: 'A JWT, sent as `Authorization: Bearer <token>`; lasts ACCESS_TOKEN_EXPIRY (15m)' });
+const RefreshToken = Type.String({ minLength: 1, maxLength: 512, description: 'Opaque and single-use; lasts REFRESH_TOKEN_EXPIRY (7d)' });
+
+export const SignupBody = Type.Object({ email: Email, password: NewPassword }, { additionalProperties: false });
+/** Login takes any strings up to the limits: a wrong-format email is simply wrong credentials. */
+export const LoginBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
+export const RefreshBody = Type.Object({ refreshToken: RefreshToken }, { additionalProperties: false });
+
+export const SessionResponse = Type.Object({ user: User, accessToken: AccessToken, refreshToken: RefreshToken }, { additionalProperties: false });
+export const TokenPairResponse = Type.Object({ accessToken: AccessToken, refreshToken: RefreshToken }, { additionalProperties: false });

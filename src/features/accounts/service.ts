@@ -1,0 +1,190 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/types.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { AppError, validationError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { randomToken, sha256Hex } from '../../secrets.js';
+import { periodEnd } from '../plans/plans.js';
+import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import * as repo from './repository.js';
+import type { AccessTokens } from './tokens.js';
+
+export interface User {
+  id: string;
+  email: string;
+  createdAt: string;
+}
+
+export interface Me extends User {
+  subscription: { plan: string; status: string; periodEnd: string };
+}
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Emails are compared and stored trimmed and lower-cased. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function isValidEmail(email: string): boolean {
+  const e = normaliseEmail(email);
+  return e.length <= 254 && EMAIL.test(e);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const toUser = (row: repo.UserRow): User => ({ id: row.id, email: row.email, createdAt: iso(row.created_at) });
+
+const invalidCredentials = () => new AppError('INVALID_CREDENTIALS', 'The email or password is incorrect.');
+const invalidRefreshToken = () => new AppError('INVALID_REFRESH_TOKEN', 'The refresh token is invalid, expired or already used. Sign in again.');
+
+export function createAccountsService(deps: {
+  db: Db;
+  config: Pick<Config, 'defaultPlan' | 'refreshTokenTtlMs' | 'loginMaxAttempts' | 'loginMaxAttemptsPerIp' | 'loginWindowMs'>;
+  tokens: AccessTokens;
+  now: () => number;
+  log: FastifyBaseLogger;
+}) {
+  const { db, config, tokens, now, log } = deps;
+
+  /** Starts a new login: a new refresh-token family and an access token bound to it. */
+  async function startSession(userId: string): Promise<TokenPair> {
+    const familyId = newId('rtf', now());
+    return { accessToken: await tokens.issue(userId, familyId), refreshToken: await newRefreshToken(db, userId, familyId) };
+  }
+
+  async function newRefreshToken(executor: Parameters<typeof repo.insertRefreshToken>[0], userId: string, familyId: string): Promise<string> {
+    const token = randomToken(32);
+    const t = now();
+    await repo.insertRefreshToken(executor, {
+      id: newId('rt', t),
+      user_id: userId,
+      family_id: familyId,
+      token_hash: sha256Hex(token),
+      created_at: t,
+      expires_at: t + config.refreshTokenTtlMs,
+    });
+    return token;
+  }
+
+  /** The throttle keys a login attempt counts against, with each key's limit. */
+  function throttleKeys(email: string, ip: string) {
+    return [
+      { key: `email:${email}`, limit: config.loginMaxAttempts },
+      { key: `ip:${ip}`, limit: config.loginMaxAttemptsPerIp },
+    ];
+  }
+
+  /** Seconds until the attempt may be made, or 0 when it is not throttled. */
+  async function throttledFor(keys: { key: string; limit: number }[]): Promise<number> {
+    const t = now();
+    const rows = await repo.findThrottles(db, keys.map((k) => k.key));
+    let wait = 0;
+    for (const row of rows) {
+      const limit = keys.find((k) => k.key === row.key)!.limit;
+      const windowEnd = row.window_start + config.loginWindowMs;
+      if (row.failures >= limit && windowEnd > t) wait = Math.max(wait, Math.ceil((windowEnd - t) / 1000));
+    }
+    return wait;
+  }
+
+  return {
+    async signup(input: { email: string; password: string }): Promise<{ user: User } & TokenPair> {
+      if (!isValidEmail(input.email)) throw validationError('/email', 'must be a valid email address');
+      const t = now();
+      const row: repo.UserRow = {
+        id: newId('usr', t),
+        email: normaliseEmail(input.email),
+        password_hash: await hashPassword(input.password),
+        plan: config.defaultPlan,
+        plan_status: 'active',
+        created_at: t,
+        updated_at: t,
+      };
+      try {
+        await repo.insertUser(db, row);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new AppError('EMAIL_TAKEN', 'An account with this email already exists.');
+        throw err;
+      }
+      return { user: toUser(row), ...(await startSession(row.id)) };
+    },
+
+    async login(input: { email: string; password: string }, ip: string): Promise<{ user: User } & TokenPair> {
+      const email = normaliseEmail(input.email);
+      const keys = throttleKeys(email, ip);
+      const wait = await throttledFor(keys);
+      if (wait > 0) throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', { retryAfter: wait });
+
+      const user = await repo.findUserByEmail(db, email);
+      // An unknown email is verified against a dummy hash, so it takes as long as a wrong password.
+      const ok = (await verifyPassword(user?.password_hash ?? (await dummyHash()), input.password)) && user !== undefined;
+      if (!ok || !user) {
+        for (const { key } of keys) await repo.recordFailure(db, key, now(), config.loginWindowMs);
+        throw invalidCredentials();
+      }
+      await repo.clearThrottle(db, keys[0]!.key);
+      if (needsRehash(user.password_hash)) await repo.updatePasswordHash(db, user.id, await hashPassword(input.password), now());
+      return { user: toUser(user), ...(await startSession(user.id)) };
+    },
+
+    /**
+     * Trades a refresh token for a new pair. The token is consumed by one conditional update, so
+     * of concurrent refreshes with one token exactly one succeeds. Presenting a token that was
+     * already used is treated as theft (RFC 9700 §4.14.2): its whole family is revoked. Concurrent
+     * refreshes of one token count as such a reuse too: the winner's new token dies with the family.
+     */
+    async refresh(refreshToken: string): Promise<TokenPair> {
+      const hash = sha256Hex(refreshToken);
+      const rotated = await db.transaction().execute(async (tx) => {
+        const row = await repo.consumeRefreshToken(tx, hash, now());
+        if (!row) return undefined;
+        return { userId: row.user_id, familyId: row.family_id, refreshToken: await newRefreshToken(tx, row.user_id, row.family_id) };
+      });
+      if (rotated) return { accessToken: await tokens.issue(rotated.userId, rotated.familyId), refreshToken: rotated.refreshToken };
+
+      const known = await repo.findRefreshToken(db, hash);
+      if (known && known.used_at !== null) {
+        const revoked = await repo.revokeFamily(db, known.family_id, now());
+        if (revoked > 0) log.warn({ userId: known.user_id, familyId: known.family_id }, 'refresh token reused: the whole login was revoked');
+      }
+      throw invalidRefreshToken();
+    },
+
+    /** Ends the login the refresh token belongs to, if it belongs to this user; silent otherwise. */
+    async logout(userId: string, refreshToken: string): Promise<void> {
+      const known = await repo.findRefreshToken(db, sha256Hex(refreshToken));
+      if (known && known.user_id === userId) await repo.revokeFamily(db, known.family_id, now());
+    },
+
+    async me(userId: string): Promise<Me | undefined> {
+      const row = await repo.findUserById(db, userId);
+      if (!row) return undefined;
+      return {
+        ...toUser(row),
+        subscription: { plan: row.plan, status: row.plan_status, periodEnd: iso(periodEnd(row.created_at, now())) },
+      };
+    },
+
+    async userExists(userId: string): Promise<boolean> {
+      return (await repo.findUserById(db, userId)) !== undefined;
+    },
+
+    /** Removes refresh tokens long past use and login-throttle windows that have closed. */
+    async housekeeping(): Promise<{ refreshTokens: number; throttles: number }> {
+      const t = now();
+      return {
+        // Kept one extra lifetime after expiry, so a late replay still revokes its family.
+        refreshTokens: await repo.deleteExpiredRefreshTokens(db, t - config.refreshTokenTtlMs),
+        throttles: await repo.deleteStaleThrottles(db, t - config.loginWindowMs),
+      };
+    },
+  };
+}

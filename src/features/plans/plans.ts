@@ -1,0 +1,37 @@
+/** The plans and their limits (spec §8), as one table of data. `null` means unlimited. */
+export const PLANS = {
+  free: { maxProjects: 1, maxAlertsPerProject: 2 },
+  starter: { maxProjects: 5, maxAlertsPerProject: 10 },
+  pro: { maxProjects: 20, maxAlertsPerProject: 50 },
+  enterprise: { maxProjects: null, maxAlertsPerProject: null },
+} as const satisfies Record<string, { maxProjects: number | null; maxAlertsPerProject: number | null }>;
+
+export type PlanName = keyof typeof PLANS;
+
+export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+
+export function isPlanName(value: string): value is PlanName {
+  return Object.hasOwn(PLANS, value);
+}
+
+/** Subscription states: only `active` is used today; the rest are reserved by the CONTRACT. */
+export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'canceled'] as const;
+
+/**
+ * The end of the current monthly period: the first monthly anniversary of `anchor` after `now`.
+ * A period anchored on the 31st ends on the last day of shorter months.
+ */
+export function periodEnd(anchor: number, now: number): number {
+  const start = new Date(anchor);
+  for (let months = 1; ; months++) {
+    const candidate = addMonthsUtc(start, months);
+    if (candidate > now) return candidate;
+  }
+}
+
+function addMonthsUtc(date: Date, months: number): number {
+  const y = date.getUTCFullYear();
+  const m = date.getUTCMonth() + months;
+  const lastDay = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+  return Date.UTC(y, m, Math.min(date.getUTCDate(), lastDay), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds(), date.getUTCMilliseconds());
+}

@@ -1,0 +1,50 @@
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config.js';
+
+export const SECRET_KEY_FILE = 'secret.key';
+
+/**
+ * The server's master secret: SECRET_KEY when set; on SQLite without it, the key kept in
+ * DATA_DIR/secret.key, generated with mode 0600 on first start.
+ */
+export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir' | 'engine'>): { key: string; generated: boolean; file?: string } {
+  if (config.secretKey !== undefined) return { key: config.secretKey, generated: false };
+  if (config.engine === 'postgres') throw new Error('SECRET_KEY is required with PostgreSQL');
+  const file = path.join(config.dataDir, SECRET_KEY_FILE);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  try {
+    const key = fs.readFileSync(file, 'utf8').trim();
+    if (key.length < 32) throw new Error(`${file} holds a key shorter than 32 characters; delete it to have a new one generated`);
+    return { key, generated: false, file };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const key = randomBytes(32).toString('hex');
+  // 'wx' fails if another process created the file first; then use theirs.
+  try {
+    fs.writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { key: fs.readFileSync(file, 'utf8').trim(), generated: false, file };
+    throw err;
+  }
+  return { key, generated: true, file };
+}
+
+/** Purpose-bound 256-bit subkeys, so the JWT key and the API-key encryption key never coincide. */
+export type KeyPurpose = 'jwt-signing' | 'api-key-encryption';
+
+export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'loglane', `loglane:${purpose}:v1`, 32));
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** A URL-safe random token of `bytes` bytes of entropy. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+

@@ -1,0 +1,22 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { Database } from './db/connect.js';
+import { createAccountsService } from './features/accounts/service.js';
+import { createAccessTokens } from './features/accounts/tokens.js';
+import { requireUser } from './http/auth.js';
+import { deriveKey } from './secrets.js';
+
+export interface Clock {
+  now(): number;
+}
+
+/** The one place where repositories, services and hooks are wired together. */
+export function createServices(deps: { config: Config; database: Database; secretKey: string; clock: Clock; log: FastifyBaseLogger }) {
+  const { config, database, secretKey, clock, log } = deps;
+  const now = () => clock.now();
+  const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
+  const accounts = createAccountsService({ db: database.db, config, tokens, now, log });
+  return { tokens, accounts, requireUser: requireUser(tokens) };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,208 @@
+/**
+ * The test harness: a real database per server (a fresh SQLite file, or a fresh PostgreSQL
+ * database with a random name that is dropped afterwards), the real app listening on a real
+ * port, and a small fetch-based client. Nothing here is mocked.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { describe } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { loadConfig, type Config, type Engine } from '../src/config.js';
+import { openDatabase, type Database } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createLogger } from '../src/logger.js';
+import { resolveSecretKey } from '../src/secrets.js';
+
+export const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** In CI (or when asked) an unreachable PostgreSQL fails the run instead of skipping its tests. */
+export const PG_REQUIRED = process.env.CI === 'true' || process.env.LOGLANE_REQUIRE_PG === '1';
+
+async function pgProblem(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const PG_PROBLEM = await pgProblem();
+if (PG_PROBLEM && PG_REQUIRED) {
+  throw new Error(`PostgreSQL is required for this run but unreachable at ${PG_ADMIN_URL}: ${PG_PROBLEM}`);
+}
+
+export const ENGINES: Engine[] = ['sqlite', 'postgres'];
+
+/** Declares the same suite once per engine; PostgreSQL's copy is skipped, with the reason in its name, only outside CI. */
+export function describeEngines(name: string, suite: (engine: Engine) => void): void {
+  for (const engine of ENGINES) {
+    const skip = engine === 'postgres' && PG_PROBLEM !== undefined;
+    const title = skip ? `${name} [postgres] (skipped: PostgreSQL unreachable at ${PG_ADMIN_URL})` : `${name} [${engine}]`;
+    describe.skipIf(skip)(title, () => suite(engine));
+  }
+}
+
+export interface TestDatabase {
+  engine: Engine;
+  /** The environment that points Loglane at this database. */
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'loglane-test-'));
+  if (engine === 'sqlite') {
+    return { engine, env: { DATA_DIR: dataDir }, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `loglane_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    engine,
+    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString(), SECRET_KEY: randomBytes(32).toString('hex') },
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Real time plus an offset the test can push forward. */
+export class TestClock {
+  offset = 0;
+  now(): number {
+    return Date.now() + this.offset;
+  }
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+}
+
+export interface Response<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as-is instead of JSON.stringify(body). */
+  raw?: string | Buffer;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  engine: Engine;
+  url: string;
+  app: FastifyInstance;
+  config: Config;
+  database: Database;
+  clock: TestClock;
+  env: Record<string, string>;
+  /** Every log line the server wrote, as text. */
+  logs: string[];
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
+  close(): Promise<void>;
+}
+
+export async function request(baseUrl: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | Buffer | undefined;
+  if (options.raw !== undefined) body = options.raw;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const res = await fetch(baseUrl + urlPath, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if ((res.headers.get('content-type') ?? '').includes('json') && text.length > 0) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** Starts the real app on a fresh database of the given engine. */
+export async function startServer(engine: Engine, options: { env?: Record<string, string>; clock?: TestClock } = {}): Promise<TestServer> {
+  const testDb = await createTestDatabase(engine);
+  const env = { LOG_LEVEL: 'info', ...testDb.env, ...options.env };
+  const config = loadConfig(env);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
+  const logger = createLogger(config.logLevel, sink);
+  const database = openDatabase(config);
+  await migrateToLatest(database.db);
+  const clock = options.clock ?? new TestClock();
+  const app = await buildApp({ config, database, secretKey: resolveSecretKey(config).key, logger, clock });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    engine,
+    url,
+    app,
+    config,
+    database,
+    clock,
+    env,
+    logs,
+    request: (method, p, o) => request(url, method, p, o),
+    async close() {
+      await app.close();
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}
+
+export function uniqueEmail(tag = 'user'): string {
+  return `${tag}-${randomBytes(5).toString('hex')}@example.com`;
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+/** Signs up a fresh account (one per test, instead of truncating tables). */
+export async function signup(server: TestServer, overrides: { email?: string; password?: string } = {}): Promise<Account> {
+  const email = overrides.email ?? uniqueEmail();
+  const password = overrides.password ?? `pw-${randomBytes(8).toString('hex')}`;
+  const res = await server.request('POST', '/v1/auth/signup', { body: { email, password } });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
+  return { id: res.body.user.id, email: res.body.user.email, password, accessToken: res.body.accessToken, refreshToken: res.body.refreshToken };
+}
+
+/** Asserts the CONTRACT's error body and returns it. */
+export function errorOf(res: Response): { code: string; message: string; requestId: string; details?: unknown } {
+  const err = res.body?.error;
+  if (!err || typeof err.code !== 'string' || typeof err.message !== 'string' || typeof err.requestId !== 'string') {
+    throw new Error(`not a contract error body (status ${res.status}): ${res.text}`);
+  }
+  if (res.headers.get('x-request-id') !== err.requestId) throw new Error('error requestId differs from the x-request-id header');
+  if (/\bat .+:\d+:\d+|node_modules|SQLITE_|syntax error/i.test(res.text)) throw new Error(`error body leaks internals: ${res.text}`);
+  return err;
+}
