@@ -27,7 +27,8 @@ export interface TokenPair {
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// No blanks, no control characters (PostgreSQL cannot store NUL), one @, a dot in the domain.
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 
 /** Emails are compared and stored trimmed and lower-cased. */
 export function normaliseEmail(email: string): string {
@@ -36,7 +37,7 @@ export function normaliseEmail(email: string): string {
 
 export function isValidEmail(email: string): boolean {
   const e = normaliseEmail(email);
-  return e.length <= 254 && EMAIL.test(e);
+  return e.length <= 254 && e.isWellFormed() && EMAIL.test(e);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -74,11 +75,14 @@ export function createAccountsService(deps: {
     return token;
   }
 
-  /** The throttle keys a login attempt counts against, with each key's limit. */
+  /**
+   * The throttle keys a login attempt counts against, with each key's limit. Keys hold digests,
+   * so any input makes a well-formed key and the table stores no addresses in the clear.
+   */
   function throttleKeys(email: string, ip: string) {
     return [
-      { key: `email:${email}`, limit: config.loginMaxAttempts },
-      { key: `ip:${ip}`, limit: config.loginMaxAttemptsPerIp },
+      { key: `email:${sha256Hex(email)}`, limit: config.loginMaxAttempts },
+      { key: `ip:${sha256Hex(ip)}`, limit: config.loginMaxAttemptsPerIp },
     ];
   }
 
@@ -88,7 +92,7 @@ export function createAccountsService(deps: {
     const rows = await repo.findThrottles(db, keys.map((k) => k.key));
     let wait = 0;
     for (const row of rows) {
-      const limit = keys.find((k) => k.key === row.key)!.limit;
+      const limit = keys.find((k) => k.key === row.key)?.limit ?? Infinity;
       const windowEnd = row.window_start + config.loginWindowMs;
       if (row.failures >= limit && windowEnd > t) wait = Math.max(wait, Math.ceil((windowEnd - t) / 1000));
     }
@@ -123,7 +127,8 @@ export function createAccountsService(deps: {
       const wait = await throttledFor(keys);
       if (wait > 0) throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', { retryAfter: wait });
 
-      const user = await repo.findUserByEmail(db, email);
+      // A string that cannot be an email cannot match an account (and may not even be storable).
+      const user = isValidEmail(email) ? await repo.findUserByEmail(db, email) : undefined;
       // An unknown email is verified against a dummy hash, so it takes as long as a wrong password.
       const ok = (await verifyPassword(user?.password_hash ?? (await dummyHash()), input.password)) && user !== undefined;
       if (!ok || !user) {

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEngines, signup, startServer, type TestServer } from './harness.js';
+
+describeEngines('secrets at rest and in logs', (engine) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(engine);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  /** Every row of every table, as one string. */
+  async function dump(): Promise<string> {
+    const db = s.database.db;
+    const tables = ['users', 'refresh_tokens', 'login_throttle'] as const;
+    const rows = await Promise.all(tables.map((t) => db.selectFrom(t).selectAll().execute()));
+    return JSON.stringify(rows);
+  }
+
+  it('passwords are stored as argon2id PHC strings with m=19456, t=2, p=1', async () => {
+    const a = await signup(s);
+    const row = await s.database.db.selectFrom('users').select('password_hash').where('id', '=', a.id).executeTakeFirstOrThrow();
+    expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/);
+  });
+
+  it('refresh tokens are stored only as SHA-256 digests, and no secret appears in the database', async () => {
+    const a = await signup(s);
+    const login = await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: a.password } });
+    const refreshed = await s.request('POST', '/v1/auth/refresh', { body: { refreshToken: login.body.refreshToken } });
+    const issued = [a.refreshToken, login.body.refreshToken, refreshed.body.refreshToken];
+    const rows = await s.database.db.selectFrom('refresh_tokens').select('token_hash').where('user_id', '=', a.id).execute();
+    expect(rows.map((r) => r.token_hash).sort()).toEqual(issued.map((t) => createHash('sha256').update(t).digest('hex')).sort());
+
+    const everything = await dump();
+    for (const secret of [a.password, ...issued, a.accessToken, login.body.accessToken]) expect(everything).not.toContain(secret);
+  });
+
+  it('request logs never contain passwords, tokens or authorization headers', async () => {
+    const a = await signup(s);
+    await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: a.password } });
+    await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: 'a wrong password' } });
+    await s.request('GET', '/v1/auth/me', { token: a.accessToken });
+    await s.request('GET', `/v1/auth/me?token=${a.refreshToken}&api_key=${a.password}`, { token: a.accessToken });
+    await s.request('POST', '/v1/auth/logout', { token: a.accessToken, body: { refreshToken: a.refreshToken } });
+    const logs = s.logs.join('');
+    expect(logs).toContain('/v1/auth/me'); // the request log is there…
+    for (const secret of [a.password, 'a wrong password', a.accessToken, a.refreshToken]) expect(logs).not.toContain(secret); // …without secrets
+  });
+});
