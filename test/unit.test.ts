@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { formatDuration, parseDuration } from '../src/duration.js';
+import { newId } from '../src/ids.js';
+import { safeUrl } from '../src/logger.js';
+import { needsRehash } from '../src/features/accounts/passwords.js';
+import { isValidEmail, normaliseEmail } from '../src/features/accounts/service.js';
+import { periodEnd } from '../src/features/plans/plans.js';
+import { translateError } from '../src/http/errors.js';
+import { AppError } from '../src/errors.js';
+
+describe('durations', () => {
+  it('parses the CONTRACT forms', () => {
+    expect(parseDuration('900')).toBe(900_000);
+    expect(parseDuration('900s')).toBe(900_000);
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(parseDuration('7d')).toBe(604_800_000);
+    for (const bad of ['', 'm', '15 m', '1.5h', '-1s', '15M', '1w', 'soon']) expect(parseDuration(bad), bad).toBeUndefined();
+  });
+  it('formats back to the largest whole unit', () => {
+    expect(formatDuration(900_000)).toBe('15m');
+    expect(formatDuration(86_400_000)).toBe('1d');
+    expect(formatDuration(90_000)).toBe('90s');
+  });
+});
+
+describe('ids', () => {
+  it('are prefixed, 26 URL-safe characters, unique, and sort by time', () => {
+    const ids = Array.from({ length: 1000 }, (_, i) => newId('usr', 1_700_000_000_000 + i * 7));
+    expect(new Set(ids).size).toBe(1000);
+    for (const id of ids) expect(id).toMatch(/^usr_[0-9a-hjkmnp-tv-z]{26}$/);
+    expect([...ids].sort()).toEqual(ids);
+  });
+});
+
+describe('config', () => {
+  it('has working defaults with no environment at all', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', engine: 'sqlite', accessTokenTtlMs: 900_000, refreshTokenTtlMs: 604_800_000, loginMaxAttempts: 10, loginWindowMs: 900_000, loginMaxAttemptsPerIp: 100, defaultPlan: 'free' });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({ PORT: '99999', DATABASE_URL: 'mysql://x', SECRET_KEY: 'short', LOGIN_WINDOW: '0s', LOGIN_MAX_ATTEMPTS: 'ten', TRUST_PROXY: 'maybe' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      for (const name of ['PORT', 'DATABASE_URL', 'SECRET_KEY', 'LOGIN_WINDOW', 'LOGIN_MAX_ATTEMPTS', 'TRUST_PROXY']) expect(problems).toContain(name);
+    }
+  });
+  it('requires SECRET_KEY with PostgreSQL only', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://localhost/x' })).toThrow(/SECRET_KEY is required/);
+    expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x', SECRET_KEY: 'k'.repeat(32) }).engine).toBe('postgres');
+  });
+});
+
+describe('emails', () => {
+  it('normalise by trimming and lower-casing; refuse control characters and broken unicode', () => {
+    expect(normaliseEmail('  Ann@Example.COM ')).toBe('ann@example.com');
+    expect(isValidEmail(' ann@example.com ')).toBe(true);
+    for (const bad of ['ann', 'ann@', '@example.com', 'ann@example', 'a b@example.com', 'a\u0000@example.com', 'a\ud800@example.com', `${'a'.repeat(250)}@example.com`]) {
+      expect(isValidEmail(bad), JSON.stringify(bad)).toBe(false);
+    }
+  });
+});
+
+describe('subscription period', () => {
+  it('ends on the next monthly anniversary, clamped to short months', () => {
+    const jan31 = Date.UTC(2026, 0, 31, 12);
+    expect(new Date(periodEnd(jan31, Date.UTC(2026, 1, 10))).toISOString()).toBe('2026-02-28T12:00:00.000Z');
+    expect(new Date(periodEnd(jan31, Date.UTC(2026, 2, 1))).toISOString()).toBe('2026-03-31T12:00:00.000Z');
+    expect(new Date(periodEnd(jan31, jan31)).toISOString()).toBe('2026-02-28T12:00:00.000Z');
+  });
+});
+
+describe('password hashes', () => {
+  it('are re-hashed when weaker than today\'s parameters', () => {
+    expect(needsRehash('$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaA')).toBe(false);
+    expect(needsRehash('$argon2id$v=19$m=4096,t=3,p=1$c2FsdHNhbHQ$aGFzaA')).toBe(true);
+    expect(needsRehash('$argon2i$v=19$m=65536,t=3,p=1$c2FsdHNhbHQ$aGFzaA')).toBe(true);
+    expect(needsRehash('$2b$10$abcdefghijklmnopqrstuv')).toBe(true);
+  });
+});
+
+describe('log hygiene', () => {
+  it('redacts credential-looking query parameters from logged URLs', () => {
+    expect(safeUrl('/v1/x?api_key=llk_secret&token=abc&level=error')).toBe('/v1/x?api_key=%5BRedacted%5D&token=%5BRedacted%5D&level=error');
+    expect(safeUrl('/v1/x')).toBe('/v1/x');
+  });
+});
+
+describe('error translation', () => {
+  it('maps app errors, Fastify errors and unknown errors to the CONTRACT codes', () => {
+    expect(translateError(new AppError('RATE_LIMITED', 'slow down', { retryAfter: 3 }))).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryAfter: 3 });
+    expect(translateError(Object.assign(new Error('x'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }))).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    const internal = translateError(new Error('SQLITE_BUSY: secret detail'));
+    expect(internal).toMatchObject({ status: 500, code: 'INTERNAL_ERROR' });
+    expect(internal.message).not.toContain('SQLITE');
+  });
+});
