@@ -230,7 +230,7 @@ describeEngines('accounts', (engine) => {
   });
 
   it('me without a token, with a malformed header or with garbage is 401 UNAUTHORIZED', async () => {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer not.a.jwt' }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer not.a.jwt' }]) {
       const res = await s.request('GET', '/v1/auth/me', { headers });
       expect(res.status).toBe(401);
       expect(errorOf(res).code).toBe('UNAUTHORIZED');
