@@ -7,9 +7,17 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { AppError } from './errors.js';
 import { accountsRoutes } from './features/accounts/routes.js';
+import { projectsRoutes } from './features/projects/routes.js';
 import { installErrorHandling } from './http/errors.js';
 import { installValidators } from './http/validation.js';
-import { createServices, type Clock } from './services.js';
+import { createServices, type Clock, type Services } from './services.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The wired services, for the CLI and tests; routes receive theirs explicitly. */
+    services: Services;
+  }
+}
 
 export interface AppDeps {
   config: Config;
@@ -86,7 +94,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
 
+  app.decorate('services', services);
   await app.register(accountsRoutes(services), { prefix: '/v1' });
+  await app.register(projectsRoutes(services), { prefix: '/v1' });
 
   let timer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {

@@ -31,3 +31,10 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   }
   return `${prefix}_${time}${rand}`;
 }
+
+const ID_SHAPE = /^[a-z]+_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` has the shape of an id with this prefix. Anything else cannot exist. */
+export function isId(prefix: IdPrefix, value: string): boolean {
+  return value.startsWith(`${prefix}_`) && ID_SHAPE.test(value);
+}

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { createAccountsService } from './features/accounts/service.js';
 import { createAccessTokens } from './features/accounts/tokens.js';
+import { createProjectsService } from './features/projects/service.js';
 import { requireUser } from './http/auth.js';
 import { deriveKey } from './secrets.js';
 
@@ -16,7 +17,8 @@ export function createServices(deps: { config: Config; database: Database; secre
   const now = () => clock.now();
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
   const accounts = createAccountsService({ db: database.db, config, tokens, now, log });
-  return { tokens, accounts, requireUser: requireUser(tokens) };
+  const projects = createProjectsService({ db: database.db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
+  return { tokens, accounts, projects, requireUser: requireUser(tokens) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -16,7 +16,9 @@ import { loadConfig, type Config, type Engine } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createLogger } from '../src/logger.js';
-import { resolveSecretKey } from '../src/secrets.js';
+import { ACCESS_TOKEN_AUDIENCE, ACCESS_TOKEN_ISSUER } from '../src/features/accounts/tokens.js';
+import { deriveKey, resolveSecretKey } from '../src/secrets.js';
+import { SignJWT } from 'jose';
 
 export const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** In CI (or when asked) an unreachable PostgreSQL fails the run instead of skipping its tests. */
@@ -140,8 +142,13 @@ export async function request(baseUrl: string, method: string, urlPath: string, 
 }
 
 /** Starts the real app on a fresh database of the given engine. */
-export async function startServer(engine: Engine, options: { env?: Record<string, string>; clock?: TestClock } = {}): Promise<TestServer> {
-  const testDb = await createTestDatabase(engine);
+export async function startServer(
+  engine: Engine,
+  options: { env?: Record<string, string>; clock?: TestClock; /** Another node on the same database and secret. */ shareWith?: TestServer } = {},
+): Promise<TestServer> {
+  const testDb: TestDatabase = options.shareWith
+    ? { engine, env: options.shareWith.env, drop: async () => {} }
+    : await createTestDatabase(engine);
   const env = { LOG_LEVEL: 'info', ...testDb.env, ...options.env };
   const config = loadConfig(env);
   const logs: string[] = [];
@@ -154,7 +161,7 @@ export async function startServer(engine: Engine, options: { env?: Record<string
   const logger = createLogger(config.logLevel, sink);
   const database = openDatabase(config);
   await migrateToLatest(database.db);
-  const clock = options.clock ?? new TestClock();
+  const clock = options.clock ?? options.shareWith?.clock ?? new TestClock();
   const app = await buildApp({ config, database, secretKey: resolveSecretKey(config).key, logger, clock });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -205,4 +212,29 @@ export function errorOf(res: Response): { code: string; message: string; request
   if (res.headers.get('x-request-id') !== err.requestId) throw new Error('error requestId differs from the x-request-id header');
   if (/\bat .+:\d+:\d+|node_modules|SQLITE_|syntax error/i.test(res.text)) throw new Error(`error body leaks internals: ${res.text}`);
   return err;
+}
+
+/** Puts a user on a plan directly in the database (the CLI's effect, without a process). */
+export async function setPlan(server: TestServer, userId: string, plan: string): Promise<void> {
+  await server.database.db.updateTable('users').set({ plan }).where('id', '=', userId).execute();
+}
+
+/** A genuine access token (signed with the server's key) that expired a minute ago. */
+export async function expiredAccessToken(server: TestServer, userId: string): Promise<string> {
+  const key = deriveKey(resolveSecretKey(server.config).key, 'jwt-signing');
+  const nowSec = Math.floor(server.clock.now() / 1000);
+  return new SignJWT({ sid: 'rtf_expired' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+    .setSubject(userId)
+    .setIssuer(ACCESS_TOKEN_ISSUER)
+    .setAudience(ACCESS_TOKEN_AUDIENCE)
+    .setIssuedAt(nowSec - 1000)
+    .setExpirationTime(nowSec - 60)
+    .sign(key);
+}
+
+export async function createProject(server: TestServer, account: Account, name = 'Test project'): Promise<{ id: string; apiKey: string }> {
+  const res = await server.request('POST', '/v1/projects', { token: account.accessToken, body: { name } });
+  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
+  return res.body;
 }

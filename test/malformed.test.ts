@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEngines, errorOf, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 
 /** Bodies no endpoint should ever answer with a 5xx. */
 const RAW_BODIES: [string, string][] = [
@@ -21,20 +21,29 @@ const RAW_BODIES: [string, string][] = [
   ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]).toString('latin1')],
 ];
 
+/** [method, path (`:id` is replaced by a real project of the caller), authenticated]. */
 const ENDPOINTS: [string, string, boolean][] = [
   ['POST', '/v1/auth/signup', false],
   ['POST', '/v1/auth/login', false],
   ['POST', '/v1/auth/refresh', false],
   ['POST', '/v1/auth/logout', true],
   ['GET', '/v1/auth/me', true],
+  ['GET', '/v1/projects', true],
+  ['POST', '/v1/projects', true],
+  ['GET', '/v1/projects/:id', true],
+  ['PUT', '/v1/projects/:id', true],
+  ['POST', '/v1/projects/:id/rotate-key', true],
 ];
 
 describeEngines('malformed input', (engine) => {
   let s: TestServer;
   let a: Account;
+  let projectId: string;
   beforeAll(async () => {
     s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS_PER_IP: '100000', LOGIN_MAX_ATTEMPTS: '100000' } });
     a = await signup(s);
+    await setPlan(s, a.id, 'enterprise');
+    projectId = (await createProject(s, a)).id;
   });
   afterAll(async () => {
     await s?.close();
@@ -44,7 +53,7 @@ describeEngines('malformed input', (engine) => {
     for (const [method, path, auth] of ENDPOINTS) {
       for (const [name, raw] of RAW_BODIES) {
         for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {
-          const res = await s.request(method, path, { raw: method === 'GET' ? undefined : raw, token: auth ? a.accessToken : undefined, headers: { 'content-type': contentType } });
+          const res = await s.request(method, path.replace(':id', projectId), { raw: method === 'GET' ? undefined : raw, token: auth ? a.accessToken : undefined, headers: { 'content-type': contentType } });
           const label = `${method} ${path} ${name} (${contentType})`;
           expect(res.status, label).toBeGreaterThanOrEqual(200);
           expect(res.status, label).toBeLessThan(500);

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEngines, signup, startServer, type TestServer } from './harness.js';
+import { decryptApiKey } from '../src/features/projects/api-keys.js';
+import { deriveKey, resolveSecretKey } from '../src/secrets.js';
+import { createProject, describeEngines, setPlan, signup, startServer, type TestServer } from './harness.js';
 
 describeEngines('secrets at rest and in logs', (engine) => {
   let s: TestServer;
@@ -14,7 +16,7 @@ describeEngines('secrets at rest and in logs', (engine) => {
   /** Every row of every table, as one string. */
   async function dump(): Promise<string> {
     const db = s.database.db;
-    const tables = ['users', 'refresh_tokens', 'login_throttle'] as const;
+    const tables = ['users', 'refresh_tokens', 'login_throttle', 'projects'] as const;
     const rows = await Promise.all(tables.map((t) => db.selectFrom(t).selectAll().execute()));
     return JSON.stringify(rows);
   }
@@ -37,15 +39,39 @@ describeEngines('secrets at rest and in logs', (engine) => {
     for (const secret of [a.password, ...issued, a.accessToken, login.body.accessToken]) expect(everything).not.toContain(secret);
   });
 
+  it('API keys are stored only as a SHA-256 digest and an AES-256-GCM ciphertext bound to the project', async () => {
+    const a = await signup(s);
+    await setPlan(s, a.id, 'starter');
+    const p1 = await createProject(s, a, 'one');
+    const p2 = await createProject(s, a, 'two');
+    const rotated = (await s.request('POST', `/v1/projects/${p1.id}/rotate-key`, { token: a.accessToken })).body.apiKey as string;
+    const everything = await dump();
+    for (const key of [p1.apiKey, p2.apiKey, rotated]) {
+      const secret = key.slice(4);
+      for (let i = 0; i + 8 <= secret.length; i++) expect(everything).not.toContain(secret.slice(i, i + 8));
+    }
+    const rows = await s.database.db.selectFrom('projects').select(['id', 'api_key_hash', 'api_key_ciphertext']).where('user_id', '=', a.id).orderBy('created_at').execute();
+    expect(rows[0]!.api_key_hash).toBe(createHash('sha256').update(rotated).digest('hex'));
+    expect(rows[1]!.api_key_ciphertext).toMatch(/^v1\.[\w-]{16}\.[\w-]+\.[\w-]{22}$/);
+    // The ciphertext decrypts with the derived key for its own project only.
+    const key = deriveKey(resolveSecretKey(s.config).key, 'api-key-encryption');
+    expect(decryptApiKey(key, rows[1]!.id, rows[1]!.api_key_ciphertext)).toBe(p2.apiKey);
+    expect(() => decryptApiKey(key, rows[0]!.id, rows[1]!.api_key_ciphertext)).toThrow();
+    expect(() => decryptApiKey(deriveKey('another secret of at least 32 characters', 'api-key-encryption'), rows[1]!.id, rows[1]!.api_key_ciphertext)).toThrow();
+  });
+
   it('request logs never contain passwords, tokens or authorization headers', async () => {
     const a = await signup(s);
     await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: a.password } });
     await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: 'a wrong password' } });
     await s.request('GET', '/v1/auth/me', { token: a.accessToken });
     await s.request('GET', `/v1/auth/me?token=${a.refreshToken}&api_key=${a.password}`, { token: a.accessToken });
+    const p = await createProject(s, a);
+    await s.request('GET', `/v1/projects/${p.id}`, { token: a.accessToken });
+    const rotated = (await s.request('POST', `/v1/projects/${p.id}/rotate-key`, { token: a.accessToken })).body.apiKey;
     await s.request('POST', '/v1/auth/logout', { token: a.accessToken, body: { refreshToken: a.refreshToken } });
     const logs = s.logs.join('');
     expect(logs).toContain('/v1/auth/me'); // the request log is there…
-    for (const secret of [a.password, 'a wrong password', a.accessToken, a.refreshToken]) expect(logs).not.toContain(secret); // …without secrets
+    for (const secret of [a.password, 'a wrong password', a.accessToken, a.refreshToken, p.apiKey, rotated]) expect(logs).not.toContain(secret); // …without secrets
   });
 });

@@ -8,6 +8,8 @@ import { isValidEmail, normaliseEmail } from '../src/features/accounts/service.j
 import { periodEnd } from '../src/features/plans/plans.js';
 import { translateError } from '../src/http/errors.js';
 import { AppError } from '../src/errors.js';
+import { decryptApiKey, encryptApiKey, generateApiKey, isWellFormedApiKey, maskApiKey } from '../src/features/projects/api-keys.js';
+import { checkLimit } from '../src/features/plans/plans.js';
 
 describe('durations', () => {
   it('parses the CONTRACT forms', () => {
@@ -98,5 +100,51 @@ describe('error translation', () => {
     const internal = translateError(new Error('SQLITE_BUSY: secret detail'));
     expect(internal).toMatchObject({ status: 500, code: 'INTERNAL_ERROR' });
     expect(internal.message).not.toContain('SQLITE');
+  });
+});
+
+describe('API keys', () => {
+  it('carry the llk_ prefix, 190 bits of base62 and a checksum; 1,000 are unique and verify', () => {
+    const keys = Array.from({ length: 1000 }, generateApiKey);
+    expect(new Set(keys).size).toBe(1000);
+    for (const key of keys) {
+      expect(key).toMatch(/^llk_[0-9A-Za-z]{38}$/);
+      expect(isWellFormedApiKey(key)).toBe(true);
+    }
+  });
+  it('a changed character breaks the checksum', () => {
+    const key = generateApiKey();
+    let broken = 0;
+    for (let i = 4; i < key.length; i++) {
+      const swapped = key.slice(0, i) + (key[i] === 'Z' ? 'Y' : 'Z') + key.slice(i + 1);
+      if (!isWellFormedApiKey(swapped)) broken++;
+    }
+    expect(broken).toBe(key.length - 4);
+  });
+  it('masks as first 8, an ellipsis, last 4', () => {
+    expect(maskApiKey('llk_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab')).toBe('llk_ABCD…89ab');
+  });
+  it('encrypt with the project id as associated data', () => {
+    const key = Buffer.alloc(32, 7);
+    const apiKey = generateApiKey();
+    const sealed = encryptApiKey(key, 'proj_a', apiKey);
+    expect(sealed).not.toContain(apiKey.slice(4, 12));
+    expect(encryptApiKey(key, 'proj_a', apiKey)).not.toBe(sealed); // a fresh nonce each time
+    expect(decryptApiKey(key, 'proj_a', sealed)).toBe(apiKey);
+    expect(() => decryptApiKey(key, 'proj_b', sealed)).toThrow();
+    const [v, nonce, body, tag] = sealed.split('.');
+    const flip = (t: string) => (t[0] === 'A' ? 'B' : 'A') + t.slice(1);
+    expect(() => decryptApiKey(key, 'proj_a', [v, nonce, flip(body!), tag].join('.'))).toThrow();
+    expect(() => decryptApiKey(key, 'proj_a', [v, nonce, body, flip(tag!)].join('.'))).toThrow();
+    expect(() => decryptApiKey(key, 'proj_a', [v, nonce, body, tag!.slice(0, 6)].join('.'))).toThrow();
+  });
+});
+
+describe('plan limits', () => {
+  it('refuse at the cap and name the plan that allows more', () => {
+    expect(checkLimit('free', 'projects', 0)).toEqual({ ok: true });
+    expect(checkLimit('free', 'projects', 1)).toEqual({ ok: false, limit: 1, message: 'Your free plan allows 1 project. The starter plan allows 5 projects.' });
+    expect(checkLimit('pro', 'alerts', 50)).toMatchObject({ ok: false, limit: 50, message: expect.stringContaining('The enterprise plan allows unlimited alert rules per project.') });
+    expect(checkLimit('enterprise', 'projects', 1_000_000)).toEqual({ ok: true });
   });
 });

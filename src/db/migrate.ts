@@ -1,10 +1,12 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Db } from './types.js';
 import * as m0001 from './migrations/0001_accounts.js';
+import * as m0002 from './migrations/0002_projects.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_accounts': m0001,
+  '0002_projects': m0002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /**
  * The tables, as Kysely sees them. Every time is epoch milliseconds in a BIGINT column, so both
@@ -33,8 +33,22 @@ export interface LoginThrottleTable {
   failures: number;
 }
 
+export interface ProjectsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  /** SHA-256 of the API key, for the lookup on the ingest path. */
+  api_key_hash: string;
+  /** AES-256-GCM of the API key, so the owner can see it again. */
+  api_key_ciphertext: string;
+  log_count: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DatabaseSchema {
   users: UsersTable;
+  projects: ProjectsTable;
   refresh_tokens: RefreshTokensTable;
   login_throttle: LoginThrottleTable;
 }

@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
+import { Timestamp } from '../../http/schemas.js';
 import { PLAN_NAMES, SUBSCRIPTION_STATUSES } from '../plans/plans.js';
-
-const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
 
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased before it is stored or compared' });
 export const NewPassword = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters, compared exactly as typed' });

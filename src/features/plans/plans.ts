@@ -35,3 +35,31 @@ function addMonthsUtc(date: Date, months: number): number {
   const lastDay = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
   return Date.UTC(y, m, Math.min(date.getUTCDate(), lastDay), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds(), date.getUTCMilliseconds());
 }
+
+export type LimitedResource = 'projects' | 'alerts';
+
+const LIMIT_FIELD = { projects: 'maxProjects', alerts: 'maxAlertsPerProject' } as const;
+const NOUN = { projects: ['project', 'projects'], alerts: ['alert rule per project', 'alert rules per project'] } as const;
+
+export function limitOf(plan: string, resource: LimitedResource): number | null {
+  return isPlanName(plan) ? PLANS[plan][LIMIT_FIELD[resource]] : 0;
+}
+
+export type LimitCheck = { ok: true } | { ok: false; limit: number; message: string };
+
+/**
+ * Whether one more of `resource` fits the plan, given how many exist. The refusal names the
+ * smallest plan that would allow more, so the person knows what to do.
+ */
+export function checkLimit(plan: string, resource: LimitedResource, existing: number): LimitCheck {
+  const limit = limitOf(plan, resource);
+  if (limit === null || existing < limit) return { ok: true };
+  const [one, many] = NOUN[resource];
+  const better = PLAN_NAMES.find((p) => {
+    const l = PLANS[p][LIMIT_FIELD[resource]];
+    return l === null || l > limit;
+  });
+  const count = (n: number | null) => (n === null ? `unlimited ${many}` : `${n} ${n === 1 ? one : many}`);
+  const upgrade = better ? ` The ${better} plan allows ${count(PLANS[better][LIMIT_FIELD[resource]])}.` : '';
+  return { ok: false, limit, message: `Your ${plan} plan allows ${count(limit)}.${upgrade}` };
+}

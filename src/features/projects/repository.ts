@@ -1,0 +1,47 @@
+import type { Executor, ProjectsTable } from '../../db/types.js';
+
+export type ProjectRow = Omit<ProjectsTable, 'log_count'> & { log_count: number };
+
+const COLUMNS = ['id', 'user_id', 'name', 'api_key_hash', 'api_key_ciphertext', 'log_count', 'created_at', 'updated_at'] as const;
+
+export async function insertProject(db: Executor, row: Omit<ProjectRow, 'log_count'>): Promise<void> {
+  await db.insertInto('projects').values({ ...row, log_count: 0 }).execute();
+}
+
+export async function countProjects(db: Executor, userId: string): Promise<number> {
+  const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export function listProjects(db: Executor, userId: string): Promise<ProjectRow[]> {
+  return db.selectFrom('projects').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+}
+
+/** The project if the user owns it; another user's project is as absent as a missing one. */
+export function findOwnedProject(db: Executor, userId: string, id: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').select(COLUMNS).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export function updateProjectName(db: Executor, userId: string, id: string, name: string, now: number): Promise<ProjectRow | undefined> {
+  return db.updateTable('projects').set({ name, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).returning(COLUMNS).executeTakeFirst();
+}
+
+export function replaceApiKey(db: Executor, userId: string, id: string, key: { hash: string; ciphertext: string }, now: number): Promise<ProjectRow | undefined> {
+  return db
+    .updateTable('projects')
+    .set({ api_key_hash: key.hash, api_key_ciphertext: key.ciphertext, updated_at: now })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+export async function deleteProject(db: Executor, userId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** The ingest path's lookup: by digest only, every time, so a rotated key is refused at once on every node. */
+export function findProjectByKeyHash(db: Executor, hash: string) {
+  return db.selectFrom('projects').select(['id', 'user_id']).where('api_key_hash', '=', hash).executeTakeFirst();
+}
