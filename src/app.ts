@@ -8,6 +8,7 @@ import type { Database } from './db/connect.js';
 import { AppError } from './errors.js';
 import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
+import { ingestRoutes, logQueryRoutes } from './features/logs/routes.js';
 import { installErrorHandling } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { createServices, type Clock, type Services } from './services.js';
@@ -62,6 +63,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('preClose', async () => {
     closing = true;
+    // Live tails would hold the server open forever.
+    services.logs.closeTails();
   });
   // Responses finished while closing end their keep-alive connection, so the close can complete.
   app.addHook('onSend', async (_request, reply) => {
@@ -76,7 +79,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         version: VERSION,
         description: 'Self-hostable log collection: accounts, projects, ingestion, search, live tail and alerts. Every error has the body `{"error": {"code", "message", "requestId", "details?"}}`.',
       },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token; for POST /v1/logs, the project API key also works here' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The project API key (POST /v1/logs)' },
+        },
+      },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
@@ -97,9 +105,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('services', services);
   await app.register(accountsRoutes(services), { prefix: '/v1' });
   await app.register(projectsRoutes(services), { prefix: '/v1' });
+  await app.register(ingestRoutes(services), { prefix: '/v1' });
+  await app.register(logQueryRoutes(services), { prefix: '/v1' });
 
   let timer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
+    await services.logs.start();
     timer = setInterval(() => {
       services.accounts.housekeeping().catch((err: unknown) => logger.warn({ err }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
@@ -107,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => {
     if (timer) clearInterval(timer);
+    // Every log already acknowledged or waiting for its commit is written before the database closes.
+    await services.logs.close();
   });
 
   return app;

@@ -24,6 +24,16 @@ export interface Config {
   readonly logLevel: string;
   readonly trustProxy: boolean;
   readonly shutdownTimeoutMs: number;
+  /** Logs that may wait for a commit before ingestion answers 503 OVERLOADED. */
+  readonly ingestQueueLimit: number;
+  /** The most logs one ingest transaction takes (group commit). */
+  readonly ingestCommitMaxLogs: number;
+  readonly queryBudgetMs: number;
+  readonly maxTailsPerUser: number;
+  readonly tailHeartbeatMs: number;
+  /** Days of logs kept per plan. */
+  readonly retentionDays: Readonly<Record<PlanName, number>>;
+  readonly retentionIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -118,6 +128,18 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     trustProxy: boolean('TRUST_PROXY', false),
     shutdownTimeoutMs: duration('SHUTDOWN_TIMEOUT', '25s', 1_000, 3_600_000),
+    ingestQueueLimit: integer('INGEST_QUEUE_LIMIT', 200_000, 10_000, 10_000_000),
+    ingestCommitMaxLogs: integer('INGEST_COMMIT_MAX_LOGS', 20_000, 1_000, 1_000_000),
+    queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 100, 600_000),
+    maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
+    tailHeartbeatMs: duration('TAIL_HEARTBEAT', '15s', 1_000, 3_600_000),
+    retentionDays: {
+      free: integer('RETENTION_DAYS_FREE', 7, 1, 36_500),
+      starter: integer('RETENTION_DAYS_STARTER', 30, 1, 36_500),
+      pro: integer('RETENTION_DAYS_PRO', 90, 1, 36_500),
+      enterprise: integer('RETENTION_DAYS_ENTERPRISE', 365, 1, 36_500),
+    },
+    retentionIntervalMs: duration('RETENTION_INTERVAL', '10m', 1_000, 7 * 86_400_000),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

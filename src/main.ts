@@ -26,9 +26,6 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<Fasti
   }
 
   const app = await buildApp({ config, database, secretKey: secret.key, logger });
-  app.addHook('onClose', async () => {
-    await database.close();
-  });
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info({ address, engine: database.engine }, `Loglane listening on ${address}`);
 
@@ -42,7 +39,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<Fasti
       process.exit(1);
     }, config.shutdownTimeoutMs);
     force.unref();
-    app.close().then(
+    app.close().then(() => database.close()).then(
       () => {
         logger.info('stopped cleanly');
         logger.flush();

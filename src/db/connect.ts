@@ -2,13 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Config, Engine } from '../config.js';
 import type { DatabaseSchema, Db } from './types.js';
 
 export interface Database {
   readonly engine: Engine;
   readonly db: Db;
+  /** The SQLite file, for the log writer's own connection; undefined on PostgreSQL. */
+  readonly sqliteFile?: string;
+  /** The PostgreSQL connection string, for LISTEN; undefined on SQLite. */
+  readonly postgresUrl?: string;
   /** A short description for logs, without credentials. */
   readonly description: string;
   /** Round-trips a trivial query; throws when the database cannot be reached. */
@@ -32,18 +36,42 @@ export function openDatabase(config: Pick<Config, 'engine' | 'databaseUrl' | 'da
     : openSqlite(path.join(config.dataDir, SQLITE_FILE));
 }
 
+/**
+ * Kysely's SQLite driver with `BEGIN IMMEDIATE` transactions. The log writer commits from its own
+ * connection (a worker thread); a transaction that read first and wrote later would then fail with
+ * SQLITE_BUSY_SNAPSHOT whenever the writer committed in between. Taking the write lock at BEGIN
+ * makes it wait (busy_timeout) instead.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+/** The pragmas every SQLite connection of Loglane uses (the log writer's too). */
+export const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'busy_timeout = 5000'];
+
 function openSqlite(file: string): Database {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  // FULL: a commit survives power loss as well as a crash of the process.
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  // WAL with synchronous FULL: a commit survives power loss as well as a crash of the process.
+  for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
+  const db = new Kysely<DatabaseSchema>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
   return {
     engine: 'sqlite',
     db,
+    sqliteFile: file,
     description: `SQLite at ${file}`,
     async ping() {
       await sql`select 1`.execute(db);
@@ -63,6 +91,7 @@ function openPostgres(url: string, poolSize: number): Database {
   return {
     engine: 'postgres',
     db,
+    postgresUrl: url,
     description: `PostgreSQL at ${safe.hostname}:${safe.port || 5432}${safe.pathname}`,
     async ping() {
       await sql`select 1`.execute(db);

@@ -2,11 +2,13 @@ import { Migrator, type Migration, type MigrationProvider, type MigrationResultS
 import type { Db } from './types.js';
 import * as m0001 from './migrations/0001_accounts.js';
 import * as m0002 from './migrations/0002_projects.js';
+import * as m0003 from './migrations/0003_logs.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_accounts': m0001,
   '0002_projects': m0002,
+  '0003_logs': m0003,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

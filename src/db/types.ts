@@ -42,13 +42,29 @@ export interface ProjectsTable {
   /** AES-256-GCM of the API key, so the owner can see it again. */
   api_key_ciphertext: string;
   log_count: Generated<number>;
+  /** The seq of the project's newest log. */
+  last_seq: Generated<number>;
   created_at: number;
   updated_at: number;
+}
+
+export interface LogsTable {
+  project_id: string;
+  seq: number;
+  ts: number;
+  received_at: number;
+  /** 0 trace … 5 fatal. */
+  level: number;
+  source: string | null;
+  message: string;
+  /** A JSON object, serialised. */
+  metadata: string | null;
 }
 
 export interface DatabaseSchema {
   users: UsersTable;
   projects: ProjectsTable;
+  logs: LogsTable;
   refresh_tokens: RefreshTokensTable;
   login_throttle: LoginThrottleTable;
 }

@@ -1,6 +1,7 @@
+import { isPostgres } from '../../db/lock.js';
 import type { Executor, ProjectsTable } from '../../db/types.js';
 
-export type ProjectRow = Omit<ProjectsTable, 'log_count'> & { log_count: number };
+export type ProjectRow = Omit<ProjectsTable, 'log_count' | 'last_seq'> & { log_count: number };
 
 const COLUMNS = ['id', 'user_id', 'name', 'api_key_hash', 'api_key_ciphertext', 'log_count', 'created_at', 'updated_at'] as const;
 
@@ -36,7 +37,14 @@ export function replaceApiKey(db: Executor, userId: string, id: string, key: { h
     .executeTakeFirst();
 }
 
+/** Deletes the project and everything under it; run it in a transaction. */
 export async function deleteProject(db: Executor, userId: string, id: string): Promise<boolean> {
+  // Lock the row first (PostgreSQL): an ingest commit for this project waits, then finds it gone,
+  // so no log can be added between deleting the logs and deleting the project.
+  const query = db.selectFrom('projects').select('id').where('id', '=', id).where('user_id', '=', userId);
+  const owned = await (isPostgres(db) ? query.forUpdate() : query).executeTakeFirst();
+  if (!owned) return false;
+  await db.deleteFrom('logs').where('project_id', '=', id).execute();
   const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

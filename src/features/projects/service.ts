@@ -98,6 +98,12 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
       return present(row, 'masked');
     },
 
+    /** Throws 404 unless the user owns the project. */
+    async assertOwned(userId: string, id: string): Promise<void> {
+      const row = isId('proj', id) ? await repo.findOwnedProject(db, userId, id) : undefined;
+      if (!row) throw projectNotFound();
+    },
+
     /** Replaces the key; the old one stops working when this returns (lookups go to the database). */
     async rotateKey(userId: string, id: string): Promise<{ apiKey: string }> {
       if (!isId('proj', id)) throw projectNotFound();

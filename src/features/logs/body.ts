@@ -1,0 +1,74 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { AppError } from '../../errors.js';
+
+/** CONTRACT: at most 5 MiB after decompression and 10,000 logs per request. */
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+export const MAX_LOGS_PER_REQUEST = 10_000;
+
+export const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/json-lines'];
+export const JSON_TYPES = ['application/json'];
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+
+/**
+ * Undoes `Content-Encoding`. Inflation stops at MAX_BODY_BYTES, so a zip bomb costs at most that
+ * much memory and ends as a quick 413.
+ */
+export async function decodeBody(raw: Buffer, encoding: string | undefined): Promise<Buffer> {
+  const enc = (encoding ?? 'identity').trim().toLowerCase();
+  if (enc === 'identity' || enc === '') return raw;
+  if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${enc}" is not supported; send gzip, deflate or no encoding.`);
+  }
+  try {
+    return await (enc === 'deflate' ? inflate : gunzip)(raw, { maxOutputLength: MAX_BODY_BYTES });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
+    }
+    throw new AppError('VALIDATION_ERROR', `The body is not valid ${enc} data.`);
+  }
+}
+
+/** An item of the batch: a parsed value, or why its NDJSON line could not be parsed. */
+export type BodyItem = { value: unknown } | { error: string };
+
+function tooMany(n: number): AppError {
+  return new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} logs; this one has ${n.toLocaleString('en')}. Split it into smaller batches.`);
+}
+
+/** Splits a decoded body into log items: one object, an array, `{"logs": [...]}`, or NDJSON lines. */
+export function parseBody(body: Buffer, ndjson: boolean): BodyItem[] {
+  if (body.length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB.');
+  const text = body.toString('utf8');
+  if (ndjson) {
+    const items: BodyItem[] = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      if (items.length === MAX_LOGS_PER_REQUEST) throw tooMany(text.split('\n').filter((l) => l.trim() !== '').length);
+      try {
+        items.push({ value: JSON.parse(line) });
+      } catch {
+        items.push({ error: 'this line is not valid JSON' });
+      }
+    }
+    if (items.length === 0) throw new AppError('VALIDATION_ERROR', 'The body holds no logs.');
+    return items;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AppError('VALIDATION_ERROR', 'The body is not valid JSON. Send one log object, an array of them, {"logs": [...]}, or NDJSON with Content-Type: application/x-ndjson.');
+  }
+  let list: unknown[];
+  if (Array.isArray(parsed)) list = parsed;
+  else if (typeof parsed === 'object' && parsed !== null && Array.isArray((parsed as { logs?: unknown }).logs) && !('message' in parsed)) list = (parsed as { logs: unknown[] }).logs;
+  else if (typeof parsed === 'object' && parsed !== null) list = [parsed];
+  else throw new AppError('VALIDATION_ERROR', 'The body must be a log object, an array of them, or {"logs": [...]}.');
+  if (list.length === 0) throw new AppError('VALIDATION_ERROR', 'The body holds no logs.');
+  if (list.length > MAX_LOGS_PER_REQUEST) throw tooMany(list.length);
+  return list.map((value) => ({ value }));
+}

@@ -1,0 +1,75 @@
+import { RE2JS } from 're2js';
+import { validationError } from '../../errors.js';
+import { isLevel, LEVELS } from './levels.js';
+
+/** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
+export interface LogFilter {
+  from?: number;
+  to?: number;
+  levels?: number[];
+  source?: string;
+  /** Case-insensitive substring of the message. */
+  q?: string;
+  /** RE2, matched against the message anywhere (like grep). */
+  pattern?: RE2JS;
+}
+
+export const MAX_PATTERN_LENGTH = 1000;
+
+/** Compiles a user's regular expression with RE2 semantics (linear time, no backreferences or lookaround). */
+export function compilePattern(source: string, path = '/pattern'): RE2JS {
+  if (source.length > MAX_PATTERN_LENGTH) throw validationError(path, `must be at most ${MAX_PATTERN_LENGTH} characters`);
+  try {
+    return RE2JS.compile(source);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : 'invalid';
+    throw validationError(path, `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`);
+  }
+}
+
+/** An ISO 8601 time or epoch milliseconds, from a query string. */
+export function parseTime(value: string, path: string): number {
+  const v = value.trim();
+  const ms = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN;
+  if (!Number.isFinite(ms)) throw validationError(path, 'must be an ISO 8601 time or epoch milliseconds');
+  return ms;
+}
+
+export function parseLevels(value: string, path = '/level'): number[] {
+  const names = value.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const bad = names.find((n) => !isLevel(n));
+  if (bad !== undefined || names.length === 0) throw validationError(path, `must be one or more of ${LEVELS.join(', ')}, separated by commas`);
+  return [...new Set(names.map((n) => LEVELS.indexOf(n as (typeof LEVELS)[number])))].sort();
+}
+
+export interface FilterQuery {
+  from?: string;
+  to?: string;
+  level?: string;
+  source?: string;
+  q?: string;
+  pattern?: string;
+}
+
+export function parseFilter(query: FilterQuery): LogFilter {
+  const filter: LogFilter = {};
+  if (query.from !== undefined) filter.from = parseTime(query.from, 'querystring:/from');
+  if (query.to !== undefined) filter.to = parseTime(query.to, 'querystring:/to');
+  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) throw validationError('querystring:/from', 'must not be after `to`');
+  if (query.level !== undefined) filter.levels = parseLevels(query.level, 'querystring:/level');
+  if (query.source !== undefined && query.source !== '') filter.source = query.source;
+  if (query.q !== undefined && query.q !== '') filter.q = query.q;
+  if (query.pattern !== undefined && query.pattern !== '') filter.pattern = compilePattern(query.pattern, 'querystring:/pattern');
+  return filter;
+}
+
+/** The same selection, applied to a log in memory (live tail). */
+export function matches(filter: LogFilter, log: { ts: number; level: number; source: string | null; message: string }): boolean {
+  if (filter.from !== undefined && log.ts < filter.from) return false;
+  if (filter.to !== undefined && log.ts > filter.to) return false;
+  if (filter.levels && !filter.levels.includes(log.level)) return false;
+  if (filter.source !== undefined && log.source !== filter.source) return false;
+  if (filter.q !== undefined && !log.message.toLowerCase().includes(filter.q.toLowerCase())) return false;
+  if (filter.pattern && !filter.pattern.test(log.message)) return false;
+  return true;
+}

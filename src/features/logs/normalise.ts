@@ -1,0 +1,90 @@
+import { parseLevel } from './levels.js';
+
+/** CONTRACT limits for one log. */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+export const MAX_METADATA_BYTES = 64 * 1024;
+export const MAX_SOURCE_CHARS = 200;
+/** Timestamps further ahead than this are refused: a clock that far off would sort above everything. */
+export const MAX_FUTURE_MS = 24 * 3_600_000;
+
+/** A log ready to store. `metadata` is serialised JSON or null. */
+export interface LogRow {
+  ts: number;
+  level: number;
+  source: string | null;
+  message: string;
+  metadata: string | null;
+}
+
+export type Normalised = { ok: true; row: LogRow } | { ok: false; message: string };
+
+/** Fields with a meaning of their own; any other top-level field is kept in metadata. */
+const KNOWN = new Set(['message', 'msg', 'timestamp', 'time', 'level', 'source', 'metadata']);
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** PostgreSQL cannot store NUL in text; both engines store U+FFFD in its place. */
+const NUL = /\u0000/g;
+const clean = (s: string) => (s.includes('\u0000') ? s.replace(NUL, '\ufffd') : s);
+
+function parseTimestamp(value: unknown, receivedAt: number): number | string {
+  if (value === undefined || value === null) return receivedAt;
+  let ms: number;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return 'timestamp must be an ISO 8601 string or epoch milliseconds';
+    ms = Math.trunc(value);
+  } else if (typeof value === 'string' && ISO_DATE.test(value.trim())) {
+    ms = Date.parse(value.trim());
+    if (Number.isNaN(ms)) return 'timestamp is not a valid date';
+  } else {
+    return 'timestamp must be an ISO 8601 string or epoch milliseconds';
+  }
+  if (ms < 0) return 'timestamp must not be before 1970';
+  if (ms > receivedAt + MAX_FUTURE_MS) return 'timestamp is more than 24 hours in the future';
+  return ms;
+}
+
+/**
+ * Checks one log and brings it to its stored form. `msg` and `time` are accepted for `message` and
+ * `timestamp` (pino writes those); other top-level fields join `metadata`.
+ */
+export function normaliseLog(input: unknown, receivedAt: number): Normalised {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, message: 'a log must be a JSON object' };
+  const log = input as Record<string, unknown>;
+
+  const message = log.message ?? log.msg;
+  if (message === undefined || message === null) return { ok: false, message: 'message is required' };
+  if (typeof message !== 'string') return { ok: false, message: 'message must be a string' };
+  if (Buffer.byteLength(message) > MAX_MESSAGE_BYTES) return { ok: false, message: 'message is longer than 64 KiB' };
+
+  const ts = parseTimestamp(log.timestamp ?? log.time, receivedAt);
+  if (typeof ts === 'string') return { ok: false, message: ts };
+
+  let level = 2;
+  if (log.level !== undefined && log.level !== null) {
+    const parsed = parseLevel(log.level);
+    if (parsed === undefined) return { ok: false, message: 'level must be trace, debug, info, warn, error or fatal (or a common alias or pino number)' };
+    level = parsed;
+  }
+
+  let source: string | null = null;
+  if (log.source !== undefined && log.source !== null) {
+    if (typeof log.source !== 'string') return { ok: false, message: 'source must be a string' };
+    if ([...log.source].length > MAX_SOURCE_CHARS) return { ok: false, message: 'source is longer than 200 characters' };
+    source = log.source.length > 0 ? clean(log.source) : null;
+  }
+
+  const meta = log.metadata;
+  if (meta !== undefined && meta !== null && (typeof meta !== 'object' || Array.isArray(meta))) {
+    return { ok: false, message: 'metadata must be a JSON object' };
+  }
+  // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
+  const extras = Object.entries(log).filter(([k]) => !KNOWN.has(k));
+  const entries = [...extras, ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
+  let metadata: string | null = null;
+  if (entries.length > 0) {
+    metadata = JSON.stringify(Object.fromEntries(entries));
+    if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) return { ok: false, message: 'metadata is larger than 64 KiB serialised' };
+  }
+
+  return { ok: true, row: { ts, level, source, message: clean(message), metadata } };
+}

@@ -1,0 +1,40 @@
+import { levelName, type Level } from './levels.js';
+
+/** A log as the API shows it. */
+export interface Log {
+  id: string;
+  timestamp: string;
+  receivedAt: string;
+  level: Level;
+  message: string;
+  source: string | null;
+  metadata: Record<string, unknown>;
+}
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * A log's id: `log_` and its seq in 13 characters of Crockford base32, so ids sort in the order the
+ * project's logs were committed.
+ */
+export function logId(seq: number): string {
+  let out = '';
+  let n = seq;
+  for (let i = 0; i < 13; i++) {
+    out = ALPHABET[n % 32] + out;
+    n = Math.floor(n / 32);
+  }
+  return `log_${out}`;
+}
+
+export function presentLog(row: { seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null }): Log {
+  return {
+    id: logId(Number(row.seq)),
+    timestamp: new Date(Number(row.ts)).toISOString(),
+    receivedAt: new Date(Number(row.received_at)).toISOString(),
+    level: levelName(Number(row.level)),
+    message: row.message,
+    source: row.source,
+    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : {},
+  };
+}

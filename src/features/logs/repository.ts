@@ -1,0 +1,86 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { isPostgres } from '../../db/lock.js';
+import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
+import type { LogFilter } from './filter.js';
+
+export type LogRowStored = LogsTable;
+
+export interface Position {
+  ts: number;
+  seq: number;
+}
+
+const COLUMNS = ['seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata', 'project_id'] as const;
+
+/** `%` and `_` in a substring are literal. */
+function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The SQL part of a filter (all but `pattern`, which runs in the app with RE2). */
+function applyFilter<O>(db: Executor, query: SelectQueryBuilder<DatabaseSchema, 'logs', O>, projectId: string, filter: LogFilter) {
+  let q = query.where('project_id', '=', projectId);
+  if (filter.from !== undefined) q = q.where('ts', '>=', filter.from);
+  if (filter.to !== undefined) q = q.where('ts', '<=', filter.to);
+  if (filter.levels) q = filter.levels.length === 1 ? q.where('level', '=', filter.levels[0]!) : q.where('level', 'in', filter.levels);
+  if (filter.source !== undefined) q = q.where('source', '=', filter.source);
+  if (filter.q !== undefined) {
+    // Case-insensitive: ILIKE on PostgreSQL, LIKE on SQLite (which folds ASCII letters only).
+    q = isPostgres(db)
+      ? q.where(sql<boolean>`message ilike ${likePattern(filter.q)} escape '\\'`)
+      : q.where(sql<boolean>`message like ${likePattern(filter.q)} escape '\\'`);
+  }
+  return q;
+}
+
+/** One page of logs, newest first, strictly before `before`. */
+export function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number): Promise<LogRowStored[]> {
+  let q = applyFilter(db, db.selectFrom('logs').select(COLUMNS), projectId, filter);
+  if (before) q = q.where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
+  return q.orderBy('ts', 'desc').orderBy('seq', 'desc').limit(limit).execute();
+}
+
+/** Logs after `afterSeq`, in seq (commit) order: live tail and its resumption. */
+export function findSince(db: Executor, projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number): Promise<LogRowStored[]> {
+  let q = db.selectFrom('logs').select(COLUMNS).where('project_id', '=', projectId).where('seq', '>', afterSeq);
+  if (upToSeq !== undefined) q = q.where('seq', '<=', upToSeq);
+  return q.orderBy('seq').limit(limit).execute();
+}
+
+/** Counts per time bucket and level. Buckets start at multiples of `intervalMs` since the epoch. */
+export async function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number) {
+  const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
+  const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'level', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
+    .groupBy([bucket, 'level'])
+    .execute();
+  return rows.map((r) => ({ bucket: Number(r.bucket), level: Number(r.level), n: Number(r.n) }));
+}
+
+export async function lastSeq(db: Executor, projectId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('projects').select('last_seq').where('id', '=', projectId).executeTakeFirst();
+  return row ? Number(row.last_seq) : undefined;
+}
+
+/**
+ * Deletes up to `batch` logs of one project older than `cutoff` and lowers its logCount by as many,
+ * in one transaction. Returns how many went.
+ */
+export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
+  const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
+  const result = await db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', 'in', victims).executeTakeFirst();
+  const n = Number(result.numDeletedRows);
+  if (n > 0) await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
+  return n;
+}
+
+/** The projects whose owner is on `plan` and that hold logs older than `cutoff`. */
+export async function projectsWithLogsBefore(db: Executor, plan: string, cutoff: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('projects')
+    .innerJoin('users', 'users.id', 'projects.user_id')
+    .select('projects.id')
+    .where('users.plan', '=', plan)
+    .where((eb) => eb.exists(eb.selectFrom('logs').select('logs.seq').whereRef('logs.project_id', '=', 'projects.id').where('logs.ts', '<', cutoff)))
+    .execute();
+  return rows.map((r) => r.id);
+}

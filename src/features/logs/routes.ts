@@ -1,0 +1,128 @@
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { AppError, validationError } from '../../errors.js';
+import { bearerToken, bearerSecurity } from '../../http/auth.js';
+import { errorResponses } from '../../http/errors.js';
+import { IdParams } from '../../http/schemas.js';
+import type { ProjectsService } from '../projects/service.js';
+import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
+import { parseFilter } from './filter.js';
+import { presentLog } from './present.js';
+import type { LogsService } from './service.js';
+import * as S from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The project an ingest request's API key belongs to. */
+    projectId: string;
+  }
+}
+
+/** The API key of an ingest request: `X-API-Key`, or `Authorization: Bearer`. Never a query parameter. */
+function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  return bearerToken(request);
+}
+
+/** POST /v1/logs: its own body parsers (JSON, NDJSON, gzip/deflate) and API-key auth before the body is read. */
+export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsService }) {
+  const { logs, projects } = deps;
+  return async function (app: FastifyInstance) {
+    app.removeContentTypeParser('application/json');
+    const parser = (ndjson: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> =>
+      parseBody(await decodeBody(raw, request.headers['content-encoding'] as string | undefined), ndjson);
+    app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(false));
+    app.addContentTypeParser(NDJSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(true));
+
+    app.withTypeProvider<TypeBoxTypeProvider>().post('/logs', {
+      // The parsers above check the body; the schema is there to document it.
+      validatorCompiler: () => () => true,
+      schema: {
+        operationId: 'ingestLogs', tags: ['Logs'], summary: 'Send logs',
+        description: 'Authenticated by the project API key in `X-API-Key` or `Authorization: Bearer`. Answers 202 once the accepted logs are durably stored; logs that fail their checks are listed in `rejected` and cost the others nothing. Every log bad → 400. Overload → 503 OVERLOADED with Retry-After.',
+        security: [{ apiKey: [] }, { bearerAuth: [] }],
+        body: S.IngestBody,
+        response: { 202: S.IngestResponse, ...errorResponses(400, 401, 413, 415, 503) },
+      },
+      onRequest: async (request) => {
+        const check = await projects.verifyApiKey(apiKeyOf(request));
+        if (!check.ok) {
+          throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? 'Send the project API key in the X-API-Key header (or as Authorization: Bearer <key>).' : 'The API key is not valid.');
+        }
+        request.projectId = check.projectId;
+      },
+    }, async (request, reply) => reply.status(202).send(await logs.ingest(request.projectId, request.body as unknown as BodyItem[])));
+  };
+}
+
+/** Search, stats and live tail: the project owner's access token. */
+export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandlerAsyncHookHandler; tailHeartbeatMs: number }) {
+  const { logs, requireUser, tailHeartbeatMs } = deps;
+  return async function (app: FastifyInstance) {
+    const r = app.withTypeProvider<TypeBoxTypeProvider>();
+    r.addHook('preHandler', requireUser);
+    const common = { tags: ['Logs'], security: bearerSecurity, params: IdParams };
+
+    r.get('/projects/:id/logs', {
+      schema: {
+        ...common, operationId: 'searchLogs', summary: 'Search a project\'s logs, newest first',
+        description: 'Filters combine with AND. `nextCursor` continues the walk without repeating or skipping a log while new ones arrive. A `pattern` search that runs out of its time budget answers what it found so far and a cursor to continue from.',
+        querystring: S.SearchQuery,
+        response: { 200: S.SearchResponse, ...errorResponses(400, 401, 404) },
+      },
+    }, async (req) => logs.search(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor));
+
+    r.get('/projects/:id/logs/stats', {
+      schema: {
+        ...common, operationId: 'logStats', summary: 'Log counts per time bucket and level, for charts',
+        description: 'Default range: the last 24 hours. Buckets start at multiples of the interval since the epoch; empty buckets are included.',
+        querystring: S.StatsQuery,
+        response: { 200: S.StatsResponse, ...errorResponses(400, 401, 404) },
+      },
+    }, async (req) => logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval));
+
+    r.get('/projects/:id/logs/tail', {
+      schema: {
+        ...common, operationId: 'tailLogs', summary: 'Live tail (Server-Sent Events)',
+        description: 'Streams new logs that match the filters as `event: log` with `id:` set. Reconnect with `Last-Event-ID` to resume without duplicates or gaps. A comment line is sent as a heartbeat. Read it with fetch streaming: the access token goes in the Authorization header, never in the URL.',
+        querystring: S.TailQuery,
+        headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ maxLength: 30 })) }),
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...errorResponses(400, 401, 404, 429) },
+      },
+    }, async (req, reply) => {
+      const filter = parseFilter(req.query);
+      const lastEventId = req.headers['last-event-id'];
+      let afterSeq: number | undefined;
+      if (typeof lastEventId === 'string' && lastEventId.trim() !== '') {
+        if (!/^\d{1,15}$/.test(lastEventId.trim())) throw validationError('headers:/last-event-id', 'must be the id of an event this stream sent');
+        afterSeq = Number(lastEventId.trim());
+      }
+      const res = reply.raw;
+      let heartbeat: NodeJS.Timeout | undefined;
+      const tail = await logs.openTail(req.userId, req.params.id, filter, afterSeq, {
+        send(row) {
+          res.write(`id: ${row.seq}\nevent: log\ndata: ${JSON.stringify(presentLog(row))}\n\n`);
+          // A client this far behind is dropped; it can come back with Last-Event-ID.
+          return res.writableLength < 4 * 1024 * 1024;
+        },
+        close() {
+          if (heartbeat) clearInterval(heartbeat);
+          res.end();
+        },
+      });
+      reply.hijack();
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        'x-request-id': req.id,
+      });
+      res.write('retry: 2000\n: connected\n\n');
+      heartbeat = setInterval(() => res.write(': keep-alive\n\n'), tailHeartbeatMs);
+      req.raw.on('close', () => tail.close());
+    });
+  };
+}

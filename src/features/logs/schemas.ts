@@ -1,0 +1,75 @@
+import { Type } from 'typebox';
+import { Timestamp } from '../../http/schemas.js';
+import { LEVELS } from './levels.js';
+
+const LevelName = Type.String({ enum: [...LEVELS] });
+
+export const LogInput = Type.Object(
+  {
+    message: Type.String({ description: 'Required, at most 64 KiB. `msg` is accepted instead.' }),
+    timestamp: Type.Optional(Type.Union([Type.String({ description: 'ISO 8601' }), Type.Integer({ description: 'epoch milliseconds' })], { description: 'Default: the time of receipt. `time` is accepted instead.' })),
+    level: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: 'trace, debug, info (default), warn, error, fatal; any case; aliases such as warning, err, critical, notice; pino numbers 10–60' })),
+    source: Type.Optional(Type.String({ maxLength: 200 })),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'At most 64 KiB serialised. Other top-level fields are added to it.' })),
+  },
+  { additionalProperties: true },
+);
+
+export const IngestBody = Type.Union([LogInput, Type.Array(LogInput), Type.Object({ logs: Type.Array(LogInput) })], {
+  description: 'One log, an array of logs, or {"logs": [...]}; or NDJSON (one log per line) with Content-Type: application/x-ndjson. Content-Encoding: gzip or deflate. At most 5 MiB decompressed and 10,000 logs.',
+});
+
+export const IngestResponse = Type.Object(
+  {
+    accepted: Type.Integer({ description: 'Logs stored (durably committed before this answer)' }),
+    rejected: Type.Array(Type.Object({ index: Type.Integer(), message: Type.String() }), { description: 'The logs that were refused, by position in the batch' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Log = Type.Object(
+  {
+    id: Type.String({ description: 'log_ and the log\'s sequence number in its project (commit order)' }),
+    timestamp: Timestamp,
+    receivedAt: Timestamp,
+    level: LevelName,
+    message: Type.String(),
+    source: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false },
+);
+
+const filterFields = {
+  from: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; inclusive' })),
+  to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; inclusive' })),
+  level: Type.Optional(Type.String({ maxLength: 100, description: 'One level or a comma-separated list' })),
+  source: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000]*$' })),
+  q: Type.Optional(Type.String({ maxLength: 500, pattern: '^[^\\u0000]*$', description: 'Case-insensitive substring of the message' })),
+};
+
+export const SearchQuery = Type.Object({
+  ...filterFields,
+  pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message' })),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+export const SearchResponse = Type.Object({ data: Type.Array(Log), nextCursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false });
+
+export const StatsQuery = Type.Object({
+  ...filterFields,
+  interval: Type.Optional(Type.String({ maxLength: 10, description: 'Bucket size such as 1m, 5m, 1h, 1d; chosen from the range when omitted' })),
+});
+
+export const StatsResponse = Type.Object(
+  {
+    interval: Type.String(),
+    buckets: Type.Array(
+      Type.Object({ start: Timestamp, total: Type.Integer(), levels: Type.Record(LevelName, Type.Integer()) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TailQuery = Type.Object({ ...filterFields, pattern: Type.Optional(Type.String({ maxLength: 1000 })) });

@@ -1,0 +1,257 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
+import type { Executor } from '../../db/types.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/connect.js';
+import { AppError, validationError } from '../../errors.js';
+import { formatDuration, parseDuration } from '../../duration.js';
+import { PLAN_NAMES } from '../plans/plans.js';
+import type { ProjectsService } from '../projects/service.js';
+import type { BodyItem } from './body.js';
+import type { LogFilter } from './filter.js';
+import { IngestQueue, type Committed } from './ingest-queue.js';
+import { LEVELS } from './levels.js';
+import { normaliseLog, type LogRow } from './normalise.js';
+import { listenForCommits } from './pg-listener.js';
+import { presentLog, type Log } from './present.js';
+import * as repo from './repository.js';
+import { TailHub, type TailHandle, type TailSink } from './tail.js';
+import { createPostgresWriter, createSqliteWriter } from './writer.js';
+
+export interface IngestResult {
+  accepted: number;
+  rejected: { index: number; message: string }[];
+}
+
+export interface StatsResult {
+  interval: string;
+  buckets: { start: string; total: number; levels: Partial<Record<(typeof LEVELS)[number], number>> }[];
+}
+
+export type LogsService = ReturnType<typeof createLogsService>;
+
+/** Committed logs with their seqs, for whoever reacts to new logs (live tail, alerts). */
+export type CommitListener = (projectId: string, rows: repo.LogRowStored[]) => void;
+
+const STATS_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '3h', '6h', '12h', '1d'];
+const MAX_BUCKETS = 1500;
+/** Rows read per round when a pattern is filtered in the app. */
+const PATTERN_CHUNK = 2000;
+
+/** Cursors are opaque to clients: `c1.<ts>.<seq>` in base64url. */
+function encodeCursor(p: repo.Position): string {
+  return Buffer.from(`c1.${p.ts}.${p.seq}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): repo.Position {
+  const m = /^c1\.(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw validationError('querystring:/cursor', 'is not a cursor this server issued');
+  return { ts: Number(m[1]), seq: Number(m[2]) };
+}
+
+export function createLogsService(deps: { database: Database; config: Config; now: () => number; log: FastifyBaseLogger; projects: ProjectsService }) {
+  const { database, config, now, log, projects } = deps;
+  const db = database.db;
+  const writer = database.engine === 'sqlite' ? createSqliteWriter(database.sqliteFile!) : createPostgresWriter(db);
+  const hub = new TailHub(
+    {
+      since: (projectId, afterSeq, upToSeq, limit) => repo.findSince(db, projectId, afterSeq, upToSeq, limit),
+      lastSeq: (projectId) => repo.lastSeq(db, projectId),
+    },
+    log,
+  );
+  const listeners: CommitListener[] = [];
+
+  function onCommit(committed: Committed[]) {
+    for (const { batch, lastSeq } of committed) {
+      let seq = lastSeq - batch.rows.length;
+      const rows: repo.LogRowStored[] = batch.rows.map((r) => ({ ...r, project_id: batch.projectId, seq: ++seq, received_at: batch.receivedAt }));
+      hub.publish(batch.projectId, lastSeq, rows);
+      for (const listener of listeners) {
+        try {
+          listener(batch.projectId, rows);
+        } catch (err) {
+          log.error({ err }, 'a commit listener failed');
+        }
+      }
+    }
+  }
+
+  const queue = new IngestQueue(writer, { maxQueuedLogs: config.ingestQueueLimit, maxLogsPerCommit: config.ingestCommitMaxLogs, onCommit });
+  let listener: ReturnType<typeof listenForCommits> | undefined;
+  let retentionTimer: NodeJS.Timeout | undefined;
+  let retentionRunning: Promise<unknown> | undefined;
+
+  return {
+    hub,
+    queue,
+
+    /** Calls `listener` after every commit, with the committed logs. */
+    onCommit(fn: CommitListener) {
+      listeners.push(fn);
+    },
+
+    /**
+     * Checks every item, stores the good ones and answers only once they are durably committed.
+     * Every item bad → 400 with the reasons.
+     */
+    async ingest(projectId: string, items: BodyItem[]): Promise<IngestResult> {
+      const receivedAt = now();
+      const rows: LogRow[] = [];
+      const rejected: IngestResult['rejected'] = [];
+      items.forEach((item, index) => {
+        if ('error' in item) return void rejected.push({ index, message: item.error });
+        const n = normaliseLog(item.value, receivedAt);
+        if (n.ok) rows.push(n.row);
+        else rejected.push({ index, message: n.message });
+      });
+      if (rows.length === 0) {
+        const first = rejected[0]!;
+        throw new AppError('VALIDATION_ERROR', `No log was accepted: log ${first.index}: ${first.message}.`, { details: rejected.slice(0, 100).map((r) => ({ path: `/${r.index}`, message: r.message })) });
+      }
+      const lastSeq = await queue.submit({ projectId, receivedAt, rows });
+      if (lastSeq === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');
+      return { accepted: rows.length, rejected };
+    },
+
+    /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
+    async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: Log[]; nextCursor: string | null }> {
+      await projects.assertOwned(userId, projectId);
+      let position = cursor ? decodeCursor(cursor) : undefined;
+      if (!filter.pattern) {
+        const rows = await withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1));
+        const page = rows.slice(0, limit);
+        const last = page[page.length - 1];
+        return { data: page.map(presentLog), nextCursor: rows.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
+      }
+      const deadline = Date.now() + config.queryBudgetMs;
+      const found: repo.LogRowStored[] = [];
+      for (;;) {
+        const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined }, position, PATTERN_CHUNK));
+        for (const row of rows) {
+          position = { ts: row.ts, seq: row.seq };
+          if (!filter.pattern.test(row.message)) continue;
+          found.push(row);
+          if (found.length === limit) return { data: found.map(presentLog), nextCursor: encodeCursor(position) };
+        }
+        if (rows.length < PATTERN_CHUNK) return { data: found.map(presentLog), nextCursor: null };
+        // Out of time: answer what was found, and a cursor from where the scan stopped.
+        if (Date.now() > deadline) return { data: found.map(presentLog), nextCursor: encodeCursor(position!) };
+        await new Promise((r) => setImmediate(r));
+      }
+    },
+
+    async stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined): Promise<StatsResult> {
+      await projects.assertOwned(userId, projectId);
+      if (filter.pattern) throw validationError('querystring:/pattern', 'is not supported by stats; use q');
+      const to = filter.to ?? now();
+      const from = filter.from ?? to - 86_400_000;
+      const span = Math.max(1, to - from);
+      let ms: number;
+      if (interval !== undefined) {
+        const parsed = parseDuration(interval);
+        if (parsed === undefined || parsed < 1000) throw validationError('querystring:/interval', 'must be a duration such as 1m, 5m, 1h or 1d');
+        if (span / parsed > MAX_BUCKETS) throw validationError('querystring:/interval', `makes more than ${MAX_BUCKETS} buckets for this time range; choose a larger one`);
+        ms = parsed;
+      } else {
+        ms = parseDuration(STATS_INTERVALS.find((i) => span / parseDuration(i)! <= 120) ?? '1d')!;
+        while (span / ms > MAX_BUCKETS) ms *= 2;
+      }
+      const counts = await withBudget((ex) => repo.countByBucket(ex, projectId, { ...filter, from, to }, ms));
+      const byStart = new Map<number, StatsResult['buckets'][number]>();
+      const first = from - (from % ms);
+      for (let start = first; start <= to; start += ms) byStart.set(start, { start: new Date(start).toISOString(), total: 0, levels: {} });
+      for (const c of counts) {
+        const b = byStart.get(c.bucket);
+        if (!b) continue;
+        b.total += c.n;
+        const name = LEVELS[c.level]!;
+        b.levels[name] = (b.levels[name] ?? 0) + c.n;
+      }
+      return { interval: formatDuration(ms), buckets: [...byStart.values()] };
+    },
+
+    /** Opens a live tail after checking ownership and the per-user cap. */
+    async openTail(userId: string, projectId: string, filter: LogFilter, afterSeq: number | undefined, sink: TailSink): Promise<TailHandle> {
+      await projects.assertOwned(userId, projectId);
+      if (hub.openCount(userId) >= config.maxTailsPerUser) {
+        throw new AppError('RATE_LIMITED', `At most ${config.maxTailsPerUser} live tails can be open per user; close one first.`, { retryAfter: 5 });
+      }
+      return hub.open(userId, projectId, filter, sink, afterSeq);
+    },
+
+    /** Deletes logs past their plan's retention, in bounded batches, keeping logCount exact. */
+    async runRetention(batch = 5000): Promise<number> {
+      let total = 0;
+      for (const plan of PLAN_NAMES) {
+        const cutoff = now() - config.retentionDays[plan] * 86_400_000;
+        for (const projectId of await repo.projectsWithLogsBefore(db, plan, cutoff)) {
+          for (;;) {
+            const n = await db.transaction().execute((tx) => repo.deleteOlderThan(tx, projectId, cutoff, batch));
+            total += n;
+            if (n < batch) break;
+            await new Promise((r) => setImmediate(r));
+          }
+        }
+      }
+      if (total > 0) log.info({ deleted: total }, 'retention deleted expired logs');
+      return total;
+    },
+
+    async start(): Promise<void> {
+      if (database.engine === 'postgres') {
+        listener = listenForCommits(database.postgresUrl!, log, {
+          onCommit: (projectId, lastSeq, count) => hub.remote(projectId, lastSeq, count),
+          onResync: () => void hub.resync().catch((err: unknown) => log.warn({ err }, 'tail resync failed')),
+        });
+        await listener.ready;
+      }
+      retentionTimer = setInterval(() => {
+        retentionRunning ??= this.runRetention()
+          .catch((err: unknown) => log.warn({ err }, 'retention failed'))
+          .finally(() => (retentionRunning = undefined));
+      }, config.retentionIntervalMs);
+      retentionTimer.unref();
+    },
+
+    /** Ends live tails (so the server can close). */
+    closeTails(): void {
+      hub.closeAll();
+    },
+
+    /** Waits for queued logs to commit, then stops the writer and the listener. */
+    async close(): Promise<void> {
+      if (retentionTimer) clearInterval(retentionTimer);
+      hub.closeAll();
+      await queue.drain();
+      await retentionRunning;
+      await writer.close();
+      await listener?.close();
+    },
+  };
+
+  /**
+   * Runs a read with the query time budget. On PostgreSQL a statement that outlives it is cancelled
+   * (statement_timeout on the connection), which is the client's 400. SQLite has no such switch;
+   * there the pattern scan's rounds and their deadline bound the work.
+   */
+  async function withBudget<T>(work: (db: Executor) => Promise<T>): Promise<T> {
+    if (database.engine !== 'postgres') return work(db);
+    try {
+      return await db.connection().execute(async (conn) => {
+        await sql`select set_config('statement_timeout', ${String(Math.round(config.queryBudgetMs))}, false)`.execute(conn);
+        try {
+          return await work(conn);
+        } finally {
+          await sql`select set_config('statement_timeout', '0', false)`.execute(conn);
+        }
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code === '57014') {
+        throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+      }
+      throw err;
+    }
+  }
+}
+

@@ -1,0 +1,169 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { sql } from 'kysely';
+import type { Db } from '../../db/types.js';
+import { SQLITE_PRAGMAS } from '../../db/connect.js';
+import type { LogRow } from './normalise.js';
+
+/** One request's accepted logs for one project. */
+export interface Batch {
+  projectId: string;
+  receivedAt: number;
+  rows: LogRow[];
+}
+
+/**
+ * Commits batches in one transaction, durably. For each batch it answers the seq of the batch's last
+ * log (its logs hold the `rows.length` seqs up to it), or null when the project no longer exists
+ * (its logs are then not stored).
+ */
+export interface LogWriter {
+  write(batches: Batch[]): Promise<(number | null)[]>;
+  close(): Promise<void>;
+}
+
+/** Column arrays: cheaper to send to a worker and to bind than an object per row. */
+interface Columns {
+  projectId: string;
+  receivedAt: number;
+  ts: number[];
+  level: number[];
+  source: (string | null)[];
+  message: string[];
+  metadata: (string | null)[];
+}
+
+function toColumns(b: Batch): Columns {
+  const n = b.rows.length;
+  const c: Columns = { projectId: b.projectId, receivedAt: b.receivedAt, ts: new Array(n), level: new Array(n), source: new Array(n), message: new Array(n), metadata: new Array(n) };
+  b.rows.forEach((r, i) => {
+    c.ts[i] = r.ts;
+    c.level[i] = r.level;
+    c.source[i] = r.source;
+    c.message[i] = r.message;
+    c.metadata[i] = r.metadata;
+  });
+  return c;
+}
+
+/**
+ * The SQLite writer's thread. It runs in a worker, so a large commit (and its fsync) never blocks
+ * the event loop. Compiled with the rest of the code and sent as source: it may use only its
+ * arguments and `require`.
+ */
+function sqliteWriterThread(require: NodeRequire) {
+  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+  const Sqlite = require(workerData.sqlitePath) as typeof import('better-sqlite3');
+  const db = new Sqlite(workerData.file);
+  for (const pragma of workerData.pragmas as string[]) db.pragma(pragma);
+  const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = last_seq + ? where id = ? returning last_seq');
+  const insert = db.prepare('insert into logs (project_id, seq, ts, received_at, level, source, message, metadata) values (?, ?, ?, ?, ?, ?, ?, ?)');
+  const commit = db.transaction((batches: Columns[]) =>
+    batches.map((b) => {
+      const n = b.ts.length;
+      const row = bump.get(n, n, b.projectId) as { last_seq: number } | undefined;
+      if (!row) return null;
+      let seq = row.last_seq - n;
+      for (let i = 0; i < n; i++) insert.run(b.projectId, ++seq, b.ts[i], b.receivedAt, b.level[i], b.source[i], b.message[i], b.metadata[i]);
+      return row.last_seq;
+    }),
+  );
+  parentPort!.on('message', (msg: { id: number; batches: Columns[] } | { close: true }) => {
+    if ('close' in msg) {
+      db.close();
+      parentPort!.close();
+      return;
+    }
+    try {
+      parentPort!.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
+    } catch (err) {
+      parentPort!.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });
+    }
+  });
+}
+
+export function createSqliteWriter(file: string): LogWriter {
+  const sqlitePath = createRequire(import.meta.url).resolve('better-sqlite3');
+  const pending = new Map<number, { resolve: (r: (number | null)[]) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let worker: Worker | undefined;
+  let closed = false;
+
+  function start(): Worker {
+    const w = new Worker(`(${sqliteWriterThread.toString()})(require)`, { eval: true, workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS } });
+    w.on('message', (msg: { id: number; results?: (number | null)[]; error?: string }) => {
+      const p = pending.get(msg.id);
+      if (!p) return;
+      pending.delete(msg.id);
+      if (msg.error !== undefined) p.reject(new Error(`log writer: ${msg.error}`));
+      else p.resolve(msg.results!);
+    });
+    const fail = (err: Error) => {
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+      worker = undefined;
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`log writer thread exited (${code})`)));
+    return w;
+  }
+
+  return {
+    write(batches) {
+      if (closed) return Promise.reject(new Error('log writer is closed'));
+      worker ??= start();
+      const id = nextId++;
+      const w = worker;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        w.postMessage({ id, batches: batches.map(toColumns) });
+      });
+    },
+    async close() {
+      closed = true;
+      const w = worker;
+      worker = undefined;
+      if (!w) return;
+      await new Promise<void>((resolve) => {
+        w.once('exit', () => resolve());
+        w.postMessage({ close: true });
+      });
+    },
+  };
+}
+
+/** The channel on which PostgreSQL nodes announce committed logs: payload `projectId:lastSeq:count`. */
+export const PG_CHANNEL = 'loglane_logs';
+
+/**
+ * PostgreSQL: one multi-row INSERT … SELECT FROM unnest(arrays) per batch, after the project row's
+ * update (which both counts the logs and serialises the project's commits, so seqs follow commit
+ * order). pg_notify in the same transaction tells the other nodes, on commit.
+ */
+export function createPostgresWriter(db: Db): LogWriter {
+  return {
+    write(batches) {
+      return db.transaction().execute(async (tx) => {
+        const results: (number | null)[] = [];
+        for (const b of batches) {
+          const n = b.rows.length;
+          const row = await sql<{ last_seq: number }>`update projects set log_count = log_count + ${n}, last_seq = last_seq + ${n} where id = ${b.projectId} returning last_seq`.execute(tx);
+          const last = row.rows[0]?.last_seq;
+          if (last === undefined) {
+            results.push(null);
+            continue;
+          }
+          const c = toColumns(b);
+          await sql`insert into logs (project_id, seq, ts, received_at, level, source, message, metadata)
+            select ${b.projectId}, ${last - n}::bigint + t.i, t.ts, ${b.receivedAt}::bigint, t.level, t.source, t.message, t.metadata
+            from unnest(${c.ts}::bigint[], ${c.level}::smallint[], ${c.source}::text[], ${c.message}::text[], ${c.metadata}::text[])
+              with ordinality as t(ts, level, source, message, metadata, i)`.execute(tx);
+          await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}`})`.execute(tx);
+          results.push(last);
+        }
+        return results;
+      });
+    },
+    async close() {},
+  };
+}
