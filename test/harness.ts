@@ -238,3 +238,87 @@ export async function createProject(server: TestServer, account: Account, name =
   if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
   return res.body;
 }
+
+/** Sends logs with a project API key. */
+export function ingest(server: TestServer, apiKey: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return server.request('POST', '/v1/logs', { body, headers: { 'x-api-key': apiKey, ...headers } });
+}
+
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** A live tail read the way the console reads it: fetch streaming with the token in a header. */
+export async function openTail(server: TestServer, token: string, projectId: string, options: { query?: string; lastEventId?: string } = {}) {
+  const controller = new AbortController();
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
+  const res = await fetch(`${server.url}/v1/projects/${projectId}/logs/tail${options.query ? `?${options.query}` : ''}`, { headers, signal: controller.signal });
+  const events: SseEvent[] = [];
+  const waiters: (() => void)[] = [];
+  let ended = false;
+  if (res.ok && res.body) {
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          buffer += decoder.decode(chunk, { stream: true });
+          let cut: number;
+          while ((cut = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            const ev: SseEvent = {};
+            for (const line of frame.split('\n')) {
+              if (line.startsWith(':')) ev.comment = line.slice(1).trim();
+              else {
+                const i = line.indexOf(':');
+                const key = line.slice(0, i);
+                const value = line.slice(i + 1).replace(/^ /, '');
+                if (key === 'id' || key === 'event' || key === 'data') ev[key] = value;
+              }
+            }
+            events.push(ev);
+            for (const w of waiters.splice(0)) w();
+          }
+        }
+      } catch {
+        // aborted
+      } finally {
+        ended = true;
+        for (const w of waiters.splice(0)) w();
+      }
+    })();
+  }
+  return {
+    status: res.status,
+    headers: res.headers,
+    events,
+    /** The `event: log` frames so far, parsed. */
+    logs: () => events.filter((e) => e.event === 'log').map((e) => ({ sseId: e.id!, ...(JSON.parse(e.data!) as { id: string; message: string; level: string }) })),
+    get ended() {
+      return ended;
+    },
+    /** Waits until `predicate` holds for the events, or fails after `timeoutMs`. */
+    async waitFor(predicate: () => boolean, timeoutMs = 3000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate()) {
+        if (ended) throw new Error('the tail ended');
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms; events: ${JSON.stringify(events).slice(0, 500)}`);
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+      }
+    },
+    close: () => controller.abort(),
+    body: res.ok ? undefined : await res.text(),
+  };
+}

@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/ids.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { authAndTenancySuite } from './tenancy.js';
+
+const MIN = 60_000;
+
+describeEngines('log search and stats', (engine) => {
+  let s: TestServer;
+  let a: Account;
+  let p: { id: string; apiKey: string };
+  const base = Date.UTC(2026, 10, 20, 12, 0, 0);
+  beforeAll(async () => {
+    s = await startServer(engine, { env: { QUERY_TIME_BUDGET: '2s', RETENTION_DAYS_FREE: '3650', RETENTION_DAYS_ENTERPRISE: '3650' } });
+    a = await signup(s);
+    await setPlan(s, a.id, 'enterprise');
+    p = await createProject(s, a, 'search');
+    // 60 logs over an hour, one a minute: levels cycle, three sources, some messages with "Timeout".
+    const levels = ['info', 'error', 'warn', 'debug', 'info', 'fatal'];
+    const sources = ['api', 'worker', 'billing'];
+    const logs = Array.from({ length: 60 }, (_, i) => ({
+      timestamp: new Date(base + i * MIN).toISOString(),
+      level: levels[i % 6],
+      source: sources[i % 3],
+      message: i % 4 === 0 ? `Request ${i} failed: upstream TIMEOUT after 30s` : `GET /items/${i} 200 in ${i} ms`,
+      metadata: { i },
+    }));
+    expect((await ingest(s, p.apiKey, logs)).body.accepted).toBe(60);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  const search = (query: string) => s.request('GET', `/v1/projects/${p.id}/logs?${query}`, { token: a.accessToken });
+  const indices = (res: { body: { data: { metadata: { i: number } }[] } }) => res.body.data.map((l) => l.metadata.i);
+
+  it('answers {data, nextCursor}, newest first, 100 by default', async () => {
+    const res = await search('');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['data', 'nextCursor']);
+    expect(indices(res)).toEqual(Array.from({ length: 60 }, (_, i) => 59 - i));
+    expect(res.body.nextCursor).toBeNull();
+    expect(res.body.data[0]).toEqual({
+      id: expect.stringMatching(/^log_/), timestamp: new Date(base + 59 * MIN).toISOString(), receivedAt: expect.any(String),
+      level: 'fatal', message: 'GET /items/59 200 in 59 ms', source: 'billing', metadata: { i: 59 },
+    });
+  });
+
+  it('filters by from and to (inclusive, ISO or epoch ms)', async () => {
+    expect(indices(await search(`from=${new Date(base + 50 * MIN).toISOString()}`))).toEqual([59, 58, 57, 56, 55, 54, 53, 52, 51, 50]);
+    expect(indices(await search(`to=${base + 2 * MIN}`))).toEqual([2, 1, 0]);
+    expect(indices(await search(`from=${base + 10 * MIN}&to=${new Date(base + 12 * MIN).toISOString()}`))).toEqual([12, 11, 10]);
+  });
+
+  it('filters by one level or a list', async () => {
+    expect(indices(await search('level=error'))).toEqual([55, 49, 43, 37, 31, 25, 19, 13, 7, 1]);
+    const res = await search('level=FATAL,error');
+    expect(res.body.data).toHaveLength(20);
+    expect(new Set(res.body.data.map((l: { level: string }) => l.level))).toEqual(new Set(['fatal', 'error']));
+  });
+
+  it('filters by source, and by level and source together', async () => {
+    expect(indices(await search('source=worker&to=' + (base + 10 * MIN)))).toEqual([10, 7, 4, 1]);
+    expect(indices(await search('source=api&level=info'))).toEqual([54, 48, 42, 36, 30, 24, 18, 12, 6, 0]);
+    expect((await search('source=nope')).body.data).toEqual([]);
+  });
+
+  it('q is a case-insensitive substring; % and _ are literal', async () => {
+    const res = await search('q=timeout');
+    expect(indices(res)).toEqual([56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]);
+    expect(indices(await search('q=%2Fitems%2F1'))).toEqual([19, 18, 17, 15, 14, 13, 11, 10, 1]);
+    expect((await search('q=%25')).body.data).toEqual([]);
+    expect((await search('q=_')).body.data).toEqual([]);
+  });
+
+  it('pattern is an RE2 regular expression on the message', async () => {
+    expect(indices(await search(`pattern=${encodeURIComponent('^GET /items/5[0-3] ')}`))).toEqual([53, 51, 50]);
+    expect(indices(await search(`pattern=${encodeURIComponent('(?i)request \\d+ failed')}&level=info`))).toEqual([52, 48, 40, 36, 28, 24, 16, 12, 4, 0]);
+  });
+
+  it('refuses a pattern that is not valid RE2 with 400', async () => {
+    for (const pattern of ['(a)\\1', 'a(?=b)', '(?<!x)y', '(unclosed', '*', 'x'.repeat(1001)]) {
+      const res = await search(`pattern=${encodeURIComponent(pattern)}`);
+      expect(res.status, pattern).toBe(400);
+      const err = errorOf(res);
+      expect(err.code).toBe('VALIDATION_ERROR');
+      expect(JSON.stringify(err.details)).toContain('pattern');
+    }
+  });
+
+  it('refuses bad query parameters with 400', async () => {
+    for (const q of ['limit=0', 'limit=1001', 'limit=ten', 'level=loud', 'level=', 'from=yesterday', `from=${base}&to=${base - 1}`, 'cursor=garbage', 'cursor=' + Buffer.from('c1.x.y').toString('base64url')]) {
+      const res = await search(q);
+      expect(res.status, q).toBe(400);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('paginates with a cursor, and each filter applies across pages', async () => {
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: any = await search(`level=info&limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.body.data.length).toBeLessThanOrEqual(7);
+      seen.push(...indices(res));
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => 59 - i).filter((i) => i % 6 === 0 || i % 6 === 4));
+  });
+
+  it('a catastrophic-backtracking pattern over long messages answers within the budget while /healthz stays fast', async () => {
+    const q = await createProject(s, a, 'redos');
+    const evil = Array.from({ length: 100 }, () => ({ message: `${'a'.repeat(20_000)}!` }));
+    expect((await ingest(s, q.apiKey, evil)).body.accepted).toBe(100);
+    const t0 = Date.now();
+    const searching = s.request('GET', `/v1/projects/${q.id}/logs?pattern=${encodeURIComponent('^(a+)+$')}`, { token: a.accessToken });
+    const health: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const h0 = Date.now();
+      expect((await s.request('GET', '/healthz')).status).toBe(200);
+      health.push(Date.now() - h0);
+    }
+    const res = await searching;
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(2000 + 3000);
+    expect(Math.max(...health)).toBeLessThan(1000);
+  });
+
+  it('a walk over 2,500 logs neither repeats nor skips one while ingestion continues', async () => {
+    const w = await createProject(s, a, 'walk');
+    const start = Date.now() - 3_600_000;
+    const originals = Array.from({ length: 2500 }, (_, i) => ({ message: `walk ${i}`, timestamp: start + i * 1000 }));
+    for (let i = 0; i < 2500; i += 500) expect((await ingest(s, w.apiKey, originals.slice(i, i + 500))).status).toBe(202);
+
+    let stop = false;
+    let extra = 0;
+    const writer = (async () => {
+      while (!stop) {
+        await ingest(s, w.apiKey, Array.from({ length: 20 }, () => ({ message: `new ${extra++}` })));
+      }
+    })();
+    const seen: string[] = [];
+    const ids = new Set<string>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: any = await s.request('GET', `/v1/projects/${w.id}/logs?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token: a.accessToken });
+      expect(res.status).toBe(200);
+      for (const l of res.body.data) {
+        expect(ids.has(l.id)).toBe(false);
+        ids.add(l.id);
+        if (l.message.startsWith('walk ')) seen.push(l.message);
+      }
+      cursor = res.body.nextCursor;
+      pages++;
+    } while (cursor);
+    stop = true;
+    await writer;
+    expect(extra).toBeGreaterThan(0);
+    expect(pages).toBeGreaterThanOrEqual(25);
+    expect(seen).toEqual(originals.map((o) => o.message).reverse());
+  });
+
+  describe('stats', () => {
+    it('counts per bucket and level; the totals equal the matching count', async () => {
+      const res = await s.request('GET', `/v1/projects/${p.id}/logs/stats?from=${base}&to=${base + 59 * MIN}&interval=10m`, { token: a.accessToken });
+      expect(res.status).toBe(200);
+      expect(res.body.interval).toBe('10m');
+      expect(res.body.buckets).toHaveLength(6);
+      expect(res.body.buckets[0]).toEqual({ start: new Date(base).toISOString(), total: 10, levels: { info: 3, error: 2, warn: 2, debug: 2, fatal: 1 } });
+      expect(res.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0)).toBe(60);
+
+      for (const filter of ['level=error', 'source=api', 'q=timeout', 'level=info,warn&source=worker']) {
+        const stats = await s.request('GET', `/v1/projects/${p.id}/logs/stats?from=${base}&to=${base + 59 * MIN}&interval=5m&${filter}`, { token: a.accessToken });
+        const found = await search(`from=${base}&to=${base + 59 * MIN}&limit=1000&${filter}`);
+        const total = stats.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0);
+        expect(total, filter).toBe(found.body.data.length);
+        expect(total, filter).toBeGreaterThan(0);
+      }
+    });
+
+    it('includes empty buckets, picks an interval when none is given, and refuses bad ones', async () => {
+      const res = await s.request('GET', `/v1/projects/${p.id}/logs/stats?from=${base - 60 * MIN}&to=${base + 59 * MIN}`, { token: a.accessToken });
+      expect(res.status).toBe(200);
+      expect(res.body.interval).toBe('1m');
+      expect(res.body.buckets).toHaveLength(120);
+      expect(res.body.buckets[0].total).toBe(0);
+      const day = await s.request('GET', `/v1/projects/${p.id}/logs/stats`, { token: a.accessToken });
+      expect(day.status).toBe(200);
+      expect(day.body.buckets.length).toBeLessThanOrEqual(121);
+      for (const q of ['interval=soon', 'interval=0s', `from=0&to=${base}&interval=1m`, 'pattern=x']) {
+        const bad = await s.request('GET', `/v1/projects/${p.id}/logs/stats?${q}`, { token: a.accessToken });
+        expect(bad.status, q).toBe(400);
+        errorOf(bad);
+      }
+    });
+  });
+
+  describe('auth and tenancy', () => {
+    authAndTenancySuite({
+      server: () => s,
+      routes: [
+        { method: 'GET', path: (id) => `/v1/projects/${id}/logs` },
+        { method: 'GET', path: (id) => `/v1/projects/${id}/logs/stats` },
+        { method: 'GET', path: (id) => `/v1/projects/${id}/logs/tail` },
+      ],
+      create: async (server, owner) => {
+        const proj = await createProject(server, owner, 'secret logs');
+        await ingest(server, proj.apiKey, { message: 'private' });
+        return proj.id;
+      },
+      randomId: () => newId('proj'),
+      read: (server, owner, id) => server.request('GET', `/v1/projects/${id}/logs`, { token: owner.accessToken }),
+    });
+  });
+});
