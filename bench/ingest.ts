@@ -1,0 +1,346 @@
+/**
+ * Ingest benchmark: how many logs per second POST /v1/logs takes on each engine, next to what the
+ * engine itself can bulk-insert without Loglane in front of it.
+ *
+ *   npm run bench:ingest -- [--engine sqlite|postgres|both] [--clients 10] [--duration 20] [--pg-url URL]
+ *
+ * For each engine: a fresh database, the built server (dist/cli.js) as a child process, one account
+ * and project, then `--clients` keep-alive clients sending 1,000-log batches for `--duration`
+ * seconds. Then the server is stopped and the same rows are inserted straight into a bare table
+ * (raw.ts). The load generator runs in this process, so on a small machine it competes with the
+ * server for CPU; compare figures taken on the same machine only.
+ *
+ * Exits 1 if a server does not start, if any answer is not 202/429/503, or if the project's
+ * logCount differs from the logs acknowledged with 202 (the figures are printed all the same).
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import type { Engine } from '../src/config.js';
+import { generateLogs, toRawRow, type RawRow } from './logs.js';
+import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
+import { createDatabase, send, startServer, type RunningServer } from './server.js';
+
+const BATCH_SIZE = 1_000;
+/** Distinct request bodies, serialised before timing so building JSON never limits the clients. */
+const POOL_BATCHES = 50;
+const RAW_MAX_SECONDS = 10;
+const RAW_MAX_ROWS = 1_000_000;
+/** Failure messages of one kind kept for the report; the counts stay exact. */
+const MAX_EXAMPLES = 5;
+
+const USAGE = `Usage: npm run bench:ingest -- [options]
+
+  --engine <sqlite|postgres|both>  engines to measure (default both)
+  --clients <n>                    concurrent HTTP clients (default 10)
+  --duration <seconds>             length of the timed HTTP run (default 20)
+  --pg-url <url>                   PostgreSQL admin connection, used to create and drop the bench
+                                   database (default postgres://postgres@127.0.0.1:5432/postgres)
+  -h, --help                       show this help`;
+
+interface Options {
+  engines: Engine[];
+  clients: number;
+  durationS: number;
+  pgAdminUrl: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      engine: { type: 'string', default: 'both' },
+      clients: { type: 'string', default: '10' },
+      duration: { type: 'string', default: '20' },
+      'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const engines: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
+  const clients = Number(values.clients);
+  const durationS = Number(values.duration);
+  const problems = [
+    engines[values.engine] ? undefined : `--engine must be sqlite, postgres or both (got "${values.engine}")`,
+    Number.isInteger(clients) && clients >= 1 ? undefined : `--clients must be a whole number of at least 1 (got "${values.clients}")`,
+    Number.isFinite(durationS) && durationS > 0 ? undefined : `--duration must be a positive number of seconds (got "${values.duration}")`,
+  ].filter((p) => p !== undefined);
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+  return { engines: engines[values.engine]!, clients, durationS, pgAdminUrl: values['pg-url'] };
+}
+
+interface Pool {
+  bodies: Buffer[];
+  rawBatches: RawRow[][];
+  avgLogBytes: number;
+}
+
+/** The same 50,000 logs as JSON request bodies and as raw rows; timestamps spread over the last hour. */
+function buildPool(): Pool {
+  const count = POOL_BATCHES * BATCH_SIZE;
+  const hourMs = 3_600_000;
+  const logs = generateLogs(count, 42, Date.now() - hourMs, Math.floor(hourMs / count));
+  const bodies: Buffer[] = [];
+  const rawBatches: RawRow[][] = [];
+  for (let i = 0; i < count; i += BATCH_SIZE) {
+    const batch = logs.slice(i, i + BATCH_SIZE);
+    bodies.push(Buffer.from(JSON.stringify(batch)));
+    rawBatches.push(batch.map(toRawRow));
+  }
+  const totalBytes = bodies.reduce((sum, b) => sum + b.length, 0);
+  return { bodies, rawBatches, avgLogBytes: totalBytes / count };
+}
+
+interface LoadResult {
+  seconds: number;
+  acknowledgedLogs: number;
+  /** Request body bytes of the 202 answers. */
+  acknowledgedBytes: number;
+  /** Latencies of the 202 answers, ms, sorted. */
+  latencies: number[];
+  statuses: { '202': number; '429': number; '503': number; other: number };
+  failures: string[];
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], p: number): number | undefined {
+  return sorted.length === 0 ? undefined : sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * `clients` loops, each sending the next pooled body and waiting for the answer, until the
+ * duration is over; requests in flight at the deadline are waited for and counted, and the
+ * elapsed time runs until the last one is answered.
+ */
+async function runLoad(engine: Engine, server: RunningServer, agent: http.Agent, apiKey: string, pool: Pool, options: Options): Promise<LoadResult> {
+  const result: LoadResult = { seconds: 0, acknowledgedLogs: 0, acknowledgedBytes: 0, latencies: [], statuses: { '202': 0, '429': 0, '503': 0, other: 0 }, failures: [] };
+  const otherExamples: string[] = [];
+  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
+  const url = `${server.baseUrl}/v1/logs`;
+  let next = 0;
+
+  const start = performance.now();
+  const deadline = start + options.durationS * 1000;
+
+  async function client(): Promise<void> {
+    while (performance.now() < deadline) {
+      const body = pool.bodies[next++ % pool.bodies.length]!;
+      const sent = performance.now();
+      let res;
+      try {
+        res = await send(agent, url, 'POST', headers, body);
+      } catch (err) {
+        // The server is probably gone; retrying would only spin.
+        result.failures.push(`a client stopped: request failed: ${err instanceof Error ? err.message : String(err)}`);
+        return;
+      }
+      const latency = performance.now() - sent;
+      if (res.status === 202) {
+        const answer = JSON.parse(res.body) as { accepted: number; rejected: { index: number; message: string }[] };
+        result.statuses['202']++;
+        result.acknowledgedLogs += answer.accepted;
+        result.acknowledgedBytes += body.length;
+        result.latencies.push(latency);
+        if (answer.rejected.length > 0 && result.failures.length < MAX_EXAMPLES) {
+          result.failures.push(`the server rejected ${answer.rejected.length} generated log(s), e.g. #${answer.rejected[0]!.index}: ${answer.rejected[0]!.message}`);
+        }
+      } else if (res.status === 429 || res.status === 503) {
+        result.statuses[res.status === 429 ? '429' : '503']++;
+        // Back off as asked, but not past the end of the run.
+        const retryAfterS = Number(res.headers['retry-after']);
+        await sleep(Math.min((Number.isFinite(retryAfterS) ? retryAfterS : 1) * 1000, Math.max(0, deadline - performance.now())));
+      } else {
+        result.statuses.other++;
+        if (otherExamples.length < MAX_EXAMPLES) otherExamples.push(`HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      }
+    }
+  }
+
+  const stopProgress = showProgress(engine, start, options.durationS, () => result.acknowledgedLogs);
+  await Promise.all(Array.from({ length: options.clients }, client));
+  stopProgress();
+  result.seconds = (performance.now() - start) / 1000;
+  result.latencies.sort((a, b) => a - b);
+  if (result.statuses.other > 0) result.failures.push(`${result.statuses.other} answer(s) other than 202/429/503:`, ...otherExamples.map((e) => `  ${e}`));
+  return result;
+}
+
+/** Elapsed time and the current rate: a line rewritten every second on a terminal, else a line every 5 s. */
+function showProgress(engine: Engine, start: number, durationS: number, acknowledged: () => number): () => void {
+  const tty = process.stderr.isTTY;
+  let last = { at: start, logs: 0 };
+  let ticks = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const logs = acknowledged();
+    const rate = (logs - last.logs) / ((now - last.at) / 1000);
+    last = { at: now, logs };
+    const line = `  ${engine}: ${fmt((now - start) / 1000, 0)} / ${durationS} s   ${fmt(rate)} logs/s now   ${fmt(logs)} acknowledged`;
+    if (tty) process.stderr.write(`\r${line.padEnd(78)}`);
+    else if (++ticks % 5 === 0) process.stderr.write(`${line}\n`);
+  }, 1000);
+  return () => {
+    clearInterval(timer);
+    if (tty) process.stderr.write(`\r${' '.repeat(78)}\r`);
+  };
+}
+
+interface EngineReport {
+  engine: Engine;
+  load: LoadResult;
+  raw: RawResult;
+  peakRssBytes: number | undefined;
+  logCount: number;
+  serverExit: number | NodeJS.Signals;
+  /** What the server logged at warn or above (LOG_LEVEL=warn), or wrote to stderr. */
+  serverOutput: string[];
+  failures: string[];
+}
+
+/** Sends a JSON request and insists on `expected`; for the few setup calls. */
+async function call<T>(agent: http.Agent, url: string, method: string, expected: number, token?: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  const res = await send(agent, url, method, headers, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
+  if (res.status !== expected) throw new Error(`${method} ${new URL(url).pathname} answered ${res.status} (expected ${expected}): ${res.body.slice(0, 300)}`);
+  return JSON.parse(res.body) as T;
+}
+
+interface HttpMeasurement {
+  projectId: string;
+  load: LoadResult;
+  peakRssBytes: number | undefined;
+  logCount: number;
+}
+
+/** Signs up, creates the project, runs the load, then reads the peak RSS and the project's logCount. */
+async function measureHttp(engine: Engine, server: RunningServer, agent: http.Agent, pool: Pool, options: Options): Promise<HttpMeasurement> {
+  const { accessToken } = await call<{ accessToken: string }>(agent, `${server.baseUrl}/v1/auth/signup`, 'POST', 201, undefined, {
+    email: `bench-${randomBytes(4).toString('hex')}@example.com`,
+    password: randomBytes(12).toString('hex'),
+  });
+  const project = await call<{ id: string; apiKey: string }>(agent, `${server.baseUrl}/v1/projects`, 'POST', 201, accessToken, { name: 'bench' });
+  const load = await runLoad(engine, server, agent, project.apiKey, pool, options);
+  const peakRssBytes = server.peakRssBytes();
+  const { logCount } = await call<{ logCount: number }>(agent, `${server.baseUrl}/v1/projects/${project.id}`, 'GET', 200, accessToken);
+  return { projectId: project.id, load, peakRssBytes, logCount };
+}
+
+async function benchEngine(engine: Engine, pool: Pool, options: Options): Promise<EngineReport> {
+  const database = await createDatabase(engine, options.pgAdminUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
+  try {
+    const server = await startServer(database, agent);
+    let measured: HttpMeasurement;
+    let serverExit: number | NodeJS.Signals;
+    try {
+      measured = await measureHttp(engine, server, agent, pool, options);
+    } finally {
+      serverExit = await server.stop();
+    }
+    const { projectId, load, peakRssBytes, logCount } = measured;
+
+    const failures = [...load.failures];
+    if (logCount !== load.acknowledgedLogs) failures.push(`logCount ${fmt(logCount)} differs from the ${fmt(load.acknowledgedLogs)} logs acknowledged with 202`);
+    if (serverExit !== 0) failures.push(`the server did not stop cleanly on SIGTERM (exit ${serverExit})`);
+
+    // With the server stopped, so the raw inserts have the machine to themselves.
+    const rawOptions = { batches: pool.rawBatches, projectId, maxSeconds: RAW_MAX_SECONDS, maxRows: RAW_MAX_ROWS };
+    const raw = engine === 'sqlite' ? rawSqlite(rawOptions) : await rawPostgres(database.databaseUrl!, rawOptions);
+    // server.output is complete: the server has exited, so it includes anything logged while stopping.
+    return { engine, load, raw, peakRssBytes, logCount, serverExit, serverOutput: server.output, failures };
+  } finally {
+    agent.destroy();
+    await database.drop();
+  }
+}
+
+const mb = (bytes: number) => bytes / 1e6;
+
+function printSummary(r: EngineReport, options: Options): void {
+  const { load, raw } = r;
+  const logsPerSec = load.acknowledgedLogs / load.seconds;
+  const ms = (v: number | undefined) => (v === undefined ? 'n/a' : `${fmt(v)} ms`);
+  const s = load.statuses;
+  console.log(`${r.engine}: ${options.clients} clients × ${fmt(BATCH_SIZE)}-log batches for ${fmt(load.seconds, 1)} s`);
+  console.log(`  ingest      ${fmt(logsPerSec)} logs/s   ${fmt(mb(load.acknowledgedBytes) / load.seconds, 1)} MB/s   p50 ${ms(percentile(load.latencies, 50))}   p99 ${ms(percentile(load.latencies, 99))}   (202: ${s['202']}, 429: ${s['429']}, 503: ${s['503']}, other: ${s.other})`);
+  console.log(`  raw insert  ${fmt(raw.rowsPerSec)} rows/s (${fmt(raw.rows)} rows in ${fmt(raw.seconds, 1)} s)   → ingest is ${fmt((100 * logsPerSec) / raw.rowsPerSec)} % of raw`);
+  const rss = r.peakRssBytes === undefined ? 'n/a' : `${fmt(mb(r.peakRssBytes))} MB`;
+  const count = r.logCount === load.acknowledgedLogs ? `logCount ${fmt(r.logCount)} = acknowledged ✓` : `logCount ${fmt(r.logCount)} ≠ acknowledged ${fmt(load.acknowledgedLogs)} ✗`;
+  console.log(`  server peak RSS ${rss}; ${count}`);
+  if (r.serverOutput.length > 0) {
+    console.log(`  the server logged ${r.serverOutput.length} line(s) at warn or above, e.g.:`);
+    for (const line of r.serverOutput.slice(0, MAX_EXAMPLES)) console.log(`    ${line.slice(0, 400)}`);
+  }
+  for (const failure of r.failures) console.log(`  FAILED: ${failure}`);
+}
+
+/** Every figure, one JSON object, for the docs. */
+function resultLine(r: EngineReport, options: Options, pool: Pool): string {
+  const { load, raw } = r;
+  const logsPerSec = load.acknowledgedLogs / load.seconds;
+  const round = (v: number | undefined, digits: number) => (v === undefined ? null : Number(v.toFixed(digits)));
+  return `BENCH_RESULT ${JSON.stringify({
+    engine: r.engine,
+    engineVersion: raw.engineVersion,
+    node: process.version,
+    cpus: os.cpus().length,
+    clients: options.clients,
+    batchSize: BATCH_SIZE,
+    avgLogBytes: round(pool.avgLogBytes, 1),
+    seconds: round(load.seconds, 2),
+    requests: load.statuses,
+    acknowledgedLogs: load.acknowledgedLogs,
+    logsPerSec: round(logsPerSec, 0),
+    mbPerSec: round(mb(load.acknowledgedBytes) / load.seconds, 2),
+    p50Ms: round(percentile(load.latencies, 50), 1),
+    p99Ms: round(percentile(load.latencies, 99), 1),
+    rawRows: raw.rows,
+    rawSeconds: round(raw.seconds, 2),
+    rawRowsPerSec: round(raw.rowsPerSec, 0),
+    ingestPctOfRaw: round((100 * logsPerSec) / raw.rowsPerSec, 1),
+    serverPeakRssBytes: r.peakRssBytes ?? null,
+    logCount: r.logCount,
+    logCountMatches: r.logCount === load.acknowledgedLogs,
+    serverExit: r.serverExit,
+    ok: r.failures.length === 0,
+  })}`;
+}
+
+let options: Options;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (err) {
+  console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+const pool = buildPool();
+console.log(`Pool: ${POOL_BATCHES} distinct batches × ${fmt(BATCH_SIZE)} logs, ${fmt(pool.avgLogBytes)} bytes per log on average; ${os.cpus().length} CPUs, Node ${process.version}\n`);
+
+const reports: EngineReport[] = [];
+let failed = false;
+for (const engine of options.engines) {
+  try {
+    const report = await benchEngine(engine, pool, options);
+    printSummary(report, options);
+    reports.push(report);
+    if (report.failures.length > 0) failed = true;
+  } catch (err) {
+    console.log(`${engine}: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+    failed = true;
+  }
+  console.log();
+}
+for (const report of reports) console.log(resultLine(report, options, pool));
+if (failed) {
+  console.error('\nThe benchmark found problems (see FAILED above).');
+  process.exitCode = 1;
+}
