@@ -264,6 +264,25 @@ async function benchEngine(engine: Engine, pool: Pool, options: Options): Promis
 
 const mb = (bytes: number) => bytes / 1e6;
 
+const PINO_LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+
+/** The server's log lines reduced to "level msg: error" and counted, so 1,000 alike lines read as one. */
+function groupServerOutput(lines: string[]): Map<string, number> {
+  const groups = new Map<string, number>();
+  for (const line of lines) {
+    let key = line.slice(0, 300);
+    try {
+      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { type?: string; message?: string } };
+      const err = entry.err ? `: ${entry.err.type ?? 'Error'}: ${entry.err.message ?? ''}` : '';
+      key = `${PINO_LEVELS[entry.level ?? 0] ?? entry.level} "${entry.msg ?? ''}"${err}`;
+    } catch {
+      // Not a pino line (a crash on stderr): kept as written.
+    }
+    groups.set(key, (groups.get(key) ?? 0) + 1);
+  }
+  return groups;
+}
+
 function printSummary(r: EngineReport, options: Options): void {
   const { load, raw } = r;
   const logsPerSec = load.acknowledgedLogs / load.seconds;
@@ -276,8 +295,8 @@ function printSummary(r: EngineReport, options: Options): void {
   const count = r.logCount === load.acknowledgedLogs ? `logCount ${fmt(r.logCount)} = acknowledged ✓` : `logCount ${fmt(r.logCount)} ≠ acknowledged ${fmt(load.acknowledgedLogs)} ✗`;
   console.log(`  server peak RSS ${rss}; ${count}`);
   if (r.serverOutput.length > 0) {
-    console.log(`  the server logged ${r.serverOutput.length} line(s) at warn or above, e.g.:`);
-    for (const line of r.serverOutput.slice(0, MAX_EXAMPLES)) console.log(`    ${line.slice(0, 400)}`);
+    console.log(`  the server wrote ${r.serverOutput.length} line(s) at LOG_LEVEL=warn:`);
+    for (const [line, count] of [...groupServerOutput(r.serverOutput)].slice(0, MAX_EXAMPLES)) console.log(`    ${count}× ${line}`);
   }
   for (const failure of r.failures) console.log(`  FAILED: ${failure}`);
 }

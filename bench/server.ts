@@ -112,7 +112,10 @@ function exited(child: ChildProcess): Promise<number | NodeJS.Signals> {
 /** Starts `node dist/cli.js serve` on `database` and waits until /readyz answers 200. */
 export async function startServer(database: BenchDatabase, agent: http.Agent): Promise<RunningServer> {
   const port = await freePort();
+  // Other Loglane settings in the environment (pool size, queue limit…) reach the server; the database ones are ours.
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: database.dataDir };
+  delete env.DATABASE_URL;
+  delete env.SECRET_KEY;
   if (database.databaseUrl !== undefined) {
     env.DATABASE_URL = database.databaseUrl;
     env.SECRET_KEY = randomBytes(32).toString('hex');
