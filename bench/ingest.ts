@@ -122,6 +122,9 @@ function percentile(sorted: number[], p: number): number | undefined {
 async function runLoad(engine: Engine, server: RunningServer, agent: http.Agent, apiKey: string, pool: Pool, options: Options): Promise<LoadResult> {
   const result: LoadResult = { seconds: 0, acknowledgedLogs: 0, acknowledgedBytes: 0, latencies: [], statuses: { '202': 0, '429': 0, '503': 0, other: 0 }, failures: [] };
   const otherExamples: string[] = [];
+  // The generator should only make valid logs; any rejection is a bug on one side or the other.
+  let rejectedLogs = 0;
+  let rejectedExample: string | undefined;
   const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
   const url = `${server.baseUrl}/v1/logs`;
   let next = 0;
@@ -143,14 +146,13 @@ async function runLoad(engine: Engine, server: RunningServer, agent: http.Agent,
       }
       const latency = performance.now() - sent;
       if (res.status === 202) {
-        const answer = JSON.parse(res.body) as { accepted: number; rejected: { index: number; message: string }[] };
+        const answer = JSON.parse(res.body) as { accepted: number; rejected: { message: string }[] };
         result.statuses['202']++;
         result.acknowledgedLogs += answer.accepted;
         result.acknowledgedBytes += body.length;
         result.latencies.push(latency);
-        if (answer.rejected.length > 0 && result.failures.length < MAX_EXAMPLES) {
-          result.failures.push(`the server rejected ${answer.rejected.length} generated log(s), e.g. #${answer.rejected[0]!.index}: ${answer.rejected[0]!.message}`);
-        }
+        rejectedLogs += answer.rejected.length;
+        rejectedExample ??= answer.rejected[0]?.message;
       } else if (res.status === 429 || res.status === 503) {
         result.statuses[res.status === 429 ? '429' : '503']++;
         // Back off as asked, but not past the end of the run.
@@ -168,7 +170,8 @@ async function runLoad(engine: Engine, server: RunningServer, agent: http.Agent,
   stopProgress();
   result.seconds = (performance.now() - start) / 1000;
   result.latencies.sort((a, b) => a - b);
-  if (result.statuses.other > 0) result.failures.push(`${result.statuses.other} answer(s) other than 202/429/503:`, ...otherExamples.map((e) => `  ${e}`));
+  if (result.statuses.other > 0) result.failures.push(`${result.statuses.other} answer(s) other than 202/429/503, e.g.:\n${otherExamples.map((e) => `    ${e}`).join('\n')}`);
+  if (rejectedLogs > 0) result.failures.push(`the server rejected ${rejectedLogs} generated log(s), e.g.: ${rejectedExample}`);
   return result;
 }
 
@@ -238,12 +241,18 @@ async function benchEngine(engine: Engine, pool: Pool, options: Options): Promis
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
   try {
     const server = await startServer(database, agent);
-    let measured: HttpMeasurement;
-    let serverExit: number | NodeJS.Signals;
+    let measured: HttpMeasurement | undefined;
+    let error: unknown;
     try {
       measured = await measureHttp(engine, server, agent, pool, options);
-    } finally {
-      serverExit = await server.stop();
+    } catch (err) {
+      error = err;
+    }
+    const serverExit = await server.stop();
+    if (measured === undefined) {
+      // Most likely the server crashed (then its exit is not 0); what it wrote says why.
+      const output = server.output.slice(-20).join('\n') || '(none)';
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\nThe server exited (${serverExit}). Its last output:\n${output}`);
     }
     const { projectId, load, peakRssBytes, logCount } = measured;
 

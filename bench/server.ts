@@ -95,7 +95,6 @@ export async function createDatabase(engine: Engine, pgAdminUrl: string): Promis
 
 export interface RunningServer {
   baseUrl: string;
-  pid: number;
   /** Every line the server wrote: at LOG_LEVEL=warn, its warnings and errors (and crashes, on stderr). */
   output: string[];
   /** Peak resident set size so far (VmHWM), in bytes; undefined where /proc is not available. */
@@ -105,7 +104,6 @@ export interface RunningServer {
 }
 
 function exited(child: ChildProcess): Promise<number | NodeJS.Signals> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? child.signalCode!);
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal!)));
 }
 
@@ -138,11 +136,10 @@ export async function startServer(database: BenchDatabase, agent: http.Agent): P
 
   const baseUrl = `http://127.0.0.1:${port}`;
   const exit = exited(child);
-  let stillStarting = true;
-  void exit.then(() => (stillStarting = false));
+  const running = () => child.exitCode === null && child.signalCode === null;
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
-    if (!stillStarting) {
+    if (!running()) {
       throw new Error(`the server exited (${await exit}) before it was ready:\n${output.slice(-20).join('\n') || '(no output)'}`);
     }
     const ready = await send(agent, `${baseUrl}/readyz`, 'GET', {}).then((r) => r.status === 200, () => false);
@@ -157,7 +154,6 @@ export async function startServer(database: BenchDatabase, agent: http.Agent): P
 
   return {
     baseUrl,
-    pid: child.pid!,
     output,
     peakRssBytes() {
       try {
