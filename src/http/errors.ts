@@ -89,7 +89,9 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addSchema(ErrorBody);
   app.setErrorHandler((err, request, reply) => {
     const t = translateError(err);
-    if (t.status >= 500) request.log.error({ err }, 'request failed');
+    if (t.code === 'INTERNAL_ERROR') request.log.error({ err }, 'request failed');
+    // Shedding load is expected behaviour, not a fault: one short line, no stack.
+    else if (t.code === 'OVERLOADED') request.log.warn({ code: t.code, status: t.status }, 'request shed');
     else request.log.info({ code: t.code, status: t.status }, 'request refused');
     return sendError(reply, request, t);
   });
