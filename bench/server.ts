@@ -119,7 +119,9 @@ export async function startServer(database: BenchDatabase, agent: http.Agent): P
     env.SECRET_KEY = randomBytes(32).toString('hex');
   }
   // process.execPath directly (not npm or a shell), so child.pid is the server's own pid.
-  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_SERVER_NODE_ARGS passes flags to the server's node (e.g. --cpu-prof to profile it).
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 
   const output: string[] = [];
   const collect = (stream: NodeJS.ReadableStream) => {

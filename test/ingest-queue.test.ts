@@ -12,7 +12,15 @@ function gatedWriter() {
     write(batches) {
       calls.push(batches);
       return new Promise((resolve) =>
-        gates.push(() => resolve(batches.map((b) => (seq += b.rows.length)))),
+        gates.push(() =>
+          resolve(
+            batches.map((b) => {
+              const prevSeq = seq;
+              seq += b.rows.length;
+              return { prevSeq, firstSeq: prevSeq + 1, lastSeq: seq };
+            }),
+          ),
+        ),
       );
     },
     close: async () => {},
@@ -27,9 +35,10 @@ describe('the ingest queue', () => {
     const g = gatedWriter();
     const committed: number[] = [];
     const q = new IngestQueue(g.writer, { maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: (c) => committed.push(...c.map((x) => x.lastSeq)) });
-    const first = q.submit(batch(10)); // goes to the writer at once
-    const second = q.submit(batch(40));
-    const third = q.submit(batch(40));
+    const lastOf = async (p: Promise<{ lastSeq: number } | null>) => (await p)?.lastSeq;
+    const first = lastOf(q.submit(batch(10))); // goes to the writer at once
+    const second = lastOf(q.submit(batch(40)));
+    const third = lastOf(q.submit(batch(40)));
     await expect(q.submit(batch(20))).rejects.toMatchObject({ code: 'OVERLOADED', retryAfter: 1 });
     expect(q.queuedLogs).toBe(90);
     g.release();
@@ -49,7 +58,7 @@ describe('the ingest queue', () => {
     const q = new IngestQueue(g.writer, { maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: () => {} });
     const big = q.submit(batch(500));
     g.release();
-    expect(await big).toBe(500);
+    expect(await big).toEqual({ prevSeq: 0, firstSeq: 1, lastSeq: 500 });
   });
 
   it('a failed commit fails every request in it, and the queue goes on', async () => {
@@ -57,14 +66,14 @@ describe('the ingest queue', () => {
     const writer: LogWriter = {
       write: async (batches) => {
         if (fail) throw new Error('disk full');
-        return batches.map(() => 1);
+        return batches.map(() => ({ prevSeq: 0, firstSeq: 1, lastSeq: 1 }));
       },
       close: async () => {},
     };
     const q = new IngestQueue(writer, { maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: () => {} });
     await expect(q.submit(batch(1))).rejects.toThrow('disk full');
     fail = false;
-    expect(await q.submit(batch(1))).toBe(1);
+    expect(await q.submit(batch(1))).toEqual({ prevSeq: 0, firstSeq: 1, lastSeq: 1 });
   });
 });
 

@@ -1,10 +1,8 @@
 import { AppError } from '../../errors.js';
-import type { Batch, LogWriter } from './writer.js';
+import type { Batch, CommitResult, LogWriter } from './writer.js';
 
-export interface Committed {
+export interface Committed extends CommitResult {
   batch: Batch;
-  /** The seq of the batch's last log. */
-  lastSeq: number;
 }
 
 /**
@@ -14,7 +12,7 @@ export interface Committed {
  * refused with 503 OVERLOADED and Retry-After instead of letting latency grow without bound.
  */
 export class IngestQueue {
-  #waiting: { batch: Batch; resolve: (seq: number | null) => void; reject: (err: unknown) => void }[] = [];
+  #waiting: { batch: Batch; resolve: (result: CommitResult | null) => void; reject: (err: unknown) => void }[] = [];
   #queuedLogs = 0;
   #running = false;
   #idle: (() => void)[] = [];
@@ -28,13 +26,13 @@ export class IngestQueue {
     return this.#queuedLogs;
   }
 
-  /** Resolves with the batch's last seq once it is durably committed, or null if the project is gone. */
-  submit(batch: Batch): Promise<number | null> {
+  /** Resolves once the batch is durably committed (with where it went), or with null if the project is gone. */
+  submit(batch: Batch): Promise<CommitResult | null> {
     if (this.#queuedLogs > 0 && this.#queuedLogs + batch.rows.length > this.options.maxQueuedLogs) {
       return Promise.reject(new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 }));
     }
     this.#queuedLogs += batch.rows.length;
-    const done = new Promise<number | null>((resolve, reject) => this.#waiting.push({ batch, resolve, reject }));
+    const done = new Promise<CommitResult | null>((resolve, reject) => this.#waiting.push({ batch, resolve, reject }));
     void this.#run();
     return done;
   }
@@ -61,9 +59,9 @@ export class IngestQueue {
           const results = await this.writer.write(group.map((g) => g.batch));
           const committed: Committed[] = [];
           group.forEach((g, i) => {
-            const seq = results[i] ?? null;
-            if (seq !== null) committed.push({ batch: g.batch, lastSeq: seq });
-            g.resolve(seq);
+            const result = results[i] ?? null;
+            if (result !== null) committed.push({ batch: g.batch, ...result });
+            g.resolve(result);
           });
           if (committed.length > 0) this.options.onCommit(committed);
         } catch (err) {

@@ -26,6 +26,11 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+
 const NUL = /\u0000/g;
 const clean = (s: string) => (s.includes('\u0000') ? s.replace(NUL, '\ufffd') : s);
 
+/** UTF-8 takes at most 3 bytes per UTF-16 unit, so most strings need no byte count at all. */
+function tooLong(s: string, maxBytes: number): boolean {
+  return s.length * 3 > maxBytes && Buffer.byteLength(s) > maxBytes;
+}
+
 function parseTimestamp(value: unknown, receivedAt: number): number | string {
   if (value === undefined || value === null) return receivedAt;
   let ms: number;
@@ -54,7 +59,7 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   const message = log.message ?? log.msg;
   if (message === undefined || message === null) return { ok: false, message: 'message is required' };
   if (typeof message !== 'string') return { ok: false, message: 'message must be a string' };
-  if (Buffer.byteLength(message) > MAX_MESSAGE_BYTES) return { ok: false, message: 'message is longer than 64 KiB' };
+  if (tooLong(message, MAX_MESSAGE_BYTES)) return { ok: false, message: 'message is longer than 64 KiB' };
 
   const ts = parseTimestamp(log.timestamp ?? log.time, receivedAt);
   if (typeof ts === 'string') return { ok: false, message: ts };
@@ -69,7 +74,7 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   let source: string | null = null;
   if (log.source !== undefined && log.source !== null) {
     if (typeof log.source !== 'string') return { ok: false, message: 'source must be a string' };
-    if ([...log.source].length > MAX_SOURCE_CHARS) return { ok: false, message: 'source is longer than 200 characters' };
+    if (log.source.length > MAX_SOURCE_CHARS && [...log.source].length > MAX_SOURCE_CHARS) return { ok: false, message: 'source is longer than 200 characters' };
     source = log.source.length > 0 ? clean(log.source) : null;
   }
 
@@ -77,14 +82,23 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   if (meta !== undefined && meta !== null && (typeof meta !== 'object' || Array.isArray(meta))) {
     return { ok: false, message: 'metadata must be a JSON object' };
   }
-  // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
-  const extras = Object.entries(log).filter(([k]) => !KNOWN.has(k));
-  const entries = [...extras, ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
   let metadata: string | null = null;
-  if (entries.length > 0) {
-    metadata = JSON.stringify(Object.fromEntries(entries));
-    if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) return { ok: false, message: 'metadata is larger than 64 KiB serialised' };
+  let extra = false;
+  for (const key in log) {
+    if (!KNOWN.has(key)) {
+      extra = true;
+      break;
+    }
   }
+  if (extra) {
+    // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
+    const entries = [...Object.entries(log).filter(([k]) => !KNOWN.has(k)), ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
+    metadata = JSON.stringify(Object.fromEntries(entries));
+  } else if (meta !== undefined && meta !== null) {
+    metadata = JSON.stringify(meta);
+    if (metadata === '{}') metadata = null;
+  }
+  if (metadata !== null && tooLong(metadata, MAX_METADATA_BYTES)) return { ok: false, message: 'metadata is larger than 64 KiB serialised' };
 
   return { ok: true, row: { ts, level, source, message: clean(message), metadata } };
 }

@@ -63,10 +63,13 @@ export function createLogsService(deps: { database: Database; config: Config; no
   const listeners: CommitListener[] = [];
 
   function onCommit(committed: Committed[]) {
-    for (const { batch, lastSeq } of committed) {
-      let seq = lastSeq - batch.rows.length;
-      const rows: repo.LogRowStored[] = batch.rows.map((r) => ({ ...r, project_id: batch.projectId, seq: ++seq, received_at: batch.receivedAt }));
-      hub.publish(batch.projectId, lastSeq, rows);
+    for (const { batch, prevSeq, firstSeq, lastSeq } of committed) {
+      hub.markCommitted(batch.projectId, lastSeq);
+      // The stored form is built only when someone on this node wants the logs.
+      if (!hub.isTailed(batch.projectId) && listeners.length === 0) continue;
+      let seq = firstSeq;
+      const rows: repo.LogRowStored[] = batch.rows.map((r) => ({ ...r, project_id: batch.projectId, seq: seq++, received_at: batch.receivedAt }));
+      hub.publish(batch.projectId, prevSeq, lastSeq, rows);
       for (const listener of listeners) {
         try {
           listener(batch.projectId, rows);
@@ -109,8 +112,8 @@ export function createLogsService(deps: { database: Database; config: Config; no
         const first = rejected[0]!;
         throw new AppError('VALIDATION_ERROR', `No log was accepted: log ${first.index}: ${first.message}.`, { details: rejected.slice(0, 100).map((r) => ({ path: `/${r.index}`, message: r.message })) });
       }
-      const lastSeq = await queue.submit({ projectId, receivedAt, rows });
-      if (lastSeq === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');
+      const committed = await queue.submit({ projectId, receivedAt, rows });
+      if (committed === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');
       return { accepted: rows.length, rejected };
     },
 

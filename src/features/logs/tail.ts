@@ -17,11 +17,17 @@ export interface TailSink {
 
 const PAGE = 1000;
 
+/** Logs that follow a known point: `prevSeq` was the project's newest log before `rows`. */
+export interface Continuation {
+  prevSeq: number;
+  rows: LogRowStored[];
+}
+
 /**
- * One open tail. `seen` is the seq of the newest log of the project it has considered, matching
- * or not; logs are taken strictly in seq order, so a tail never repeats and never skips one. When
- * the logs at hand do not continue from `seen` (a commit on another node, a notification that
- * overtook another), the missing ones are read from the database first.
+ * One open tail. `seen` is the seq of the newest log of the project it has considered, matching or
+ * not; logs are taken strictly in seq order, so a tail never repeats and never skips one. Logs at
+ * hand are used when they continue from what the tail has seen; otherwise (a commit on another
+ * node, a notification that overtook another) the missing ones are read from the database.
  */
 class Tail {
   seen = 0;
@@ -43,31 +49,33 @@ class Tail {
     this.#chain.catch(onError);
   }
 
-  /** Brings the tail up to `target`, using `rows` where they continue from `seen`. */
-  advance(target: number, rows: LogRowStored[] = []): void {
+  /** Brings the tail up to `target`. */
+  advance(target: number, next?: Continuation): void {
     this.#chain = this.#chain
       .then(async () => {
-        let pending = rows;
+        if (next && next.prevSeq <= this.seen) {
+          this.#deliver(next.rows);
+          if (this.seen >= target) return;
+        }
         while (!this.closed && this.seen < target) {
-          let next = pending.filter((r) => r.seq > this.seen);
-          pending = [];
-          // Rows from memory must continue exactly; rows read from the database are the truth
-          // (retention may have deleted older seqs).
-          const fromMemory = next[0]?.seq === this.seen + 1;
-          if (!fromMemory) next = await this.source.since(this.projectId, this.seen, target, PAGE);
-          if (next.length === 0) return;
-          for (const row of next) {
-            if (fromMemory && row.seq !== this.seen + 1) break;
-            if (row.seq <= this.seen) continue;
-            this.seen = row.seq;
-            if (matches(this.filter, row) && !this.sink.send(row)) {
-              this.close();
-              return;
-            }
-          }
+          const rows = await this.source.since(this.projectId, this.seen, target, PAGE);
+          if (rows.length === 0) return;
+          this.#deliver(rows);
         }
       })
       .catch(this.onError);
+  }
+
+  #deliver(rows: LogRowStored[]): void {
+    for (const row of rows) {
+      if (this.closed) return;
+      if (row.seq <= this.seen) continue;
+      this.seen = row.seq;
+      if (matches(this.filter, row) && !this.sink.send(row)) {
+        this.close();
+        return;
+      }
+    }
   }
 
   close(): void {
@@ -130,12 +138,21 @@ export class TailHub {
     return tail;
   }
 
+  isTailed(projectId: string): boolean {
+    return this.#byProject.has(projectId);
+  }
+
+  /** Records that this node committed a project's logs up to `lastSeq` (so its own NOTIFY is skipped). */
+  markCommitted(projectId: string, lastSeq: number): void {
+    if (this.#byProject.has(projectId)) this.#known.set(projectId, Math.max(this.#known.get(projectId) ?? 0, lastSeq));
+  }
+
   /** Logs committed on this node: handed over from memory. */
-  publish(projectId: string, lastSeq: number, rows: LogRowStored[]): void {
-    this.#known.set(projectId, Math.max(this.#known.get(projectId) ?? 0, lastSeq));
+  publish(projectId: string, prevSeq: number, lastSeq: number, rows: LogRowStored[]): void {
+    this.markCommitted(projectId, lastSeq);
     const tails = this.#byProject.get(projectId);
     if (!tails) return;
-    for (const tail of tails) tail.advance(lastSeq, rows);
+    for (const tail of tails) tail.advance(lastSeq, { prevSeq, rows });
   }
 
   /** Another node committed logs up to `lastSeq` (PostgreSQL NOTIFY): read them once for every tail here. */
@@ -148,7 +165,7 @@ export class TailHub {
       return [] as LogRowStored[];
     });
     void rows.then((r) => {
-      for (const tail of this.#byProject.get(projectId) ?? []) tail.advance(lastSeq, r);
+      for (const tail of this.#byProject.get(projectId) ?? []) tail.advance(lastSeq, { prevSeq: lastSeq - count, rows: r });
     });
   }
 

@@ -13,12 +13,22 @@ export interface Batch {
 }
 
 /**
- * Commits batches in one transaction, durably. For each batch it answers the seq of the batch's last
- * log (its logs hold the `rows.length` seqs up to it), or null when the project no longer exists
- * (its logs are then not stored).
+ * Where a committed batch went: its logs hold the consecutive seqs firstSeq..lastSeq, and the
+ * project's newest log before them was prevSeq (so a reader that has seen prevSeq can take these
+ * logs as the exact continuation).
+ */
+export interface CommitResult {
+  prevSeq: number;
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/**
+ * Commits batches in one transaction, durably. For each batch it answers where its logs went, or
+ * null when the project no longer exists (its logs are then not stored).
  */
 export interface LogWriter {
-  write(batches: Batch[]): Promise<(number | null)[]>;
+  write(batches: Batch[]): Promise<(CommitResult | null)[]>;
   close(): Promise<void>;
 }
 
@@ -56,16 +66,46 @@ function sqliteWriterThread(require: NodeRequire) {
   const Sqlite = require(workerData.sqlitePath) as typeof import('better-sqlite3');
   const db = new Sqlite(workerData.file);
   for (const pragma of workerData.pragmas as string[]) db.pragma(pragma);
-  const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = last_seq + ? where id = ? returning last_seq');
-  const insert = db.prepare('insert into logs (project_id, seq, ts, received_at, level, source, message, metadata) values (?, ?, ?, ?, ?, ?, ?, ?)');
+  const current = db.prepare('select last_seq from projects where id = ?');
+  const newest = db.prepare('select coalesce(max(seq), 0) as seq from logs');
+  const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = ? where id = ?');
+  // Multi-row INSERTs: one call into SQLite per 100 rows instead of per row.
+  const ROWS_PER_INSERT = 100;
+  const inserts = new Map<number, import('better-sqlite3').Statement>();
+  const insertFor = (rows: number) => {
+    let stmt = inserts.get(rows);
+    if (!stmt) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+      stmt = db.prepare(`insert into logs (project_id, seq, ts, received_at, level, source, message, metadata) values ${values}`);
+      inserts.set(rows, stmt);
+    }
+    return stmt;
+  };
   const commit = db.transaction((batches: Columns[]) =>
     batches.map((b) => {
       const n = b.ts.length;
-      const row = bump.get(n, n, b.projectId) as { last_seq: number } | undefined;
-      if (!row) return null;
-      let seq = row.last_seq - n;
-      for (let i = 0; i < n; i++) insert.run(b.projectId, ++seq, b.ts[i], b.receivedAt, b.level[i], b.source[i], b.message[i], b.metadata[i]);
-      return row.last_seq;
+      const project = current.get(b.projectId) as { last_seq: number } | undefined;
+      if (!project) return null;
+      // This thread is the only writer of logs, so the next rowids are free and in commit order.
+      const first = (newest.get() as { seq: number }).seq + 1;
+      for (let start = 0; start < n; start += ROWS_PER_INSERT) {
+        const end = Math.min(n, start + ROWS_PER_INSERT);
+        const params: unknown[] = new Array((end - start) * 8);
+        let k = 0;
+        for (let i = start; i < end; i++) {
+          params[k++] = b.projectId;
+          params[k++] = first + i;
+          params[k++] = b.ts[i];
+          params[k++] = b.receivedAt;
+          params[k++] = b.level[i];
+          params[k++] = b.source[i];
+          params[k++] = b.message[i];
+          params[k++] = b.metadata[i];
+        }
+        insertFor(end - start).run(params);
+      }
+      bump.run(n, first + n - 1, b.projectId);
+      return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
     }),
   );
   parentPort!.on('message', (msg: { id: number; batches: Columns[] } | { close: true }) => {
@@ -84,14 +124,14 @@ function sqliteWriterThread(require: NodeRequire) {
 
 export function createSqliteWriter(file: string): LogWriter {
   const sqlitePath = createRequire(import.meta.url).resolve('better-sqlite3');
-  const pending = new Map<number, { resolve: (r: (number | null)[]) => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (r: (CommitResult | null)[]) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let worker: Worker | undefined;
   let closed = false;
 
   function start(): Worker {
     const w = new Worker(`(${sqliteWriterThread.toString()})(require)`, { eval: true, workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS } });
-    w.on('message', (msg: { id: number; results?: (number | null)[]; error?: string }) => {
+    w.on('message', (msg: { id: number; results?: (CommitResult | null)[]; error?: string }) => {
       const p = pending.get(msg.id);
       if (!p) return;
       pending.delete(msg.id);
@@ -144,7 +184,7 @@ export function createPostgresWriter(db: Db): LogWriter {
   return {
     write(batches) {
       return db.transaction().execute(async (tx) => {
-        const results: (number | null)[] = [];
+        const results: (CommitResult | null)[] = [];
         for (const b of batches) {
           const n = b.rows.length;
           const row = await sql<{ last_seq: number }>`update projects set log_count = log_count + ${n}, last_seq = last_seq + ${n} where id = ${b.projectId} returning last_seq`.execute(tx);
@@ -159,7 +199,7 @@ export function createPostgresWriter(db: Db): LogWriter {
             from unnest(${c.ts}::bigint[], ${c.level}::smallint[], ${c.source}::text[], ${c.message}::text[], ${c.metadata}::text[])
               with ordinality as t(ts, level, source, message, metadata, i)`.execute(tx);
           await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}`})`.execute(tx);
-          results.push(last);
+          results.push({ prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last });
         }
         return results;
       });
