@@ -34,7 +34,28 @@ export interface Config {
   /** Days of logs kept per plan. */
   readonly retentionDays: Readonly<Record<PlanName, number>>;
   readonly retentionIntervalMs: number;
+  /** Where links in notifications point, without a trailing slash. */
+  readonly publicUrl: string;
+  /** smtp(s)://user:pass@host:port; undefined disables email (deliveries are `skipped`). */
+  readonly smtpUrl: string | undefined;
+  readonly alertEmailFrom: string;
+  /** VAPID keys (base64url); generated once and kept in the database when unset. */
+  readonly vapidPublicKey: string | undefined;
+  readonly vapidPrivateKey: string | undefined;
+  readonly vapidSubject: string;
+  /** Origins (`https://host`) or host patterns (`https://*.push.apple.com`) push endpoints may have. */
+  readonly pushAllowedOrigins: readonly string[];
+  readonly deliveryMaxAttempts: number;
+  readonly deliveryRetryBaseMs: number;
 }
+
+export const DEFAULT_PUSH_ORIGINS = [
+  'https://fcm.googleapis.com',
+  'https://updates.push.services.mozilla.com',
+  'https://*.push.services.mozilla.com',
+  'https://*.notify.windows.com',
+  'https://*.push.apple.com',
+];
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -88,6 +109,38 @@ export function loadConfig(env: Env = process.env): Config {
     return fallback;
   };
 
+  function url(name: string, fallback: string): string {
+    const raw = value(name) ?? fallback;
+    try {
+      const u = new URL(raw);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+      return raw.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be an http(s) URL such as https://logs.example.com (got "${raw}")`);
+      return fallback;
+    }
+  }
+
+  function smtp(): string | undefined {
+    const raw = value('SMTP_URL');
+    if (raw !== undefined && !/^smtps?:\/\//.test(raw)) problems.push('SMTP_URL must start with smtp:// or smtps:// (for example smtp://user:pass@mail.example.com:587)');
+    return raw;
+  }
+
+  function vapidSubject(): string {
+    const raw = value('VAPID_SUBJECT') ?? 'mailto:admin@localhost';
+    if (!/^(mailto:|https:\/\/)/.test(raw)) problems.push('VAPID_SUBJECT must be a mailto: or https:// URL (RFC 8292)');
+    return raw;
+  }
+
+  function origins(): string[] {
+    const raw = value('PUSH_ALLOWED_ORIGINS');
+    if (raw === undefined) return DEFAULT_PUSH_ORIGINS;
+    const list = raw.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+    for (const o of list) if (!/^https?:\/\/(\*\.)?[a-z0-9.-]+(:\d+)?$/i.test(o)) problems.push(`PUSH_ALLOWED_ORIGINS: "${o}" is not an origin such as https://fcm.googleapis.com or https://*.push.apple.com`);
+    return list;
+  }
+
   const databaseUrl = value('DATABASE_URL');
   let engine: Engine = 'sqlite';
   if (databaseUrl !== undefined) {
@@ -140,7 +193,19 @@ export function loadConfig(env: Env = process.env): Config {
       enterprise: integer('RETENTION_DAYS_ENTERPRISE', 365, 1, 36_500),
     },
     retentionIntervalMs: duration('RETENTION_INTERVAL', '10m', 1_000, 7 * 86_400_000),
+    publicUrl: url('PUBLIC_URL', `http://localhost:${value('PORT') ?? '8080'}`),
+    smtpUrl: smtp(),
+    alertEmailFrom: value('ALERT_EMAIL_FROM') ?? 'Loglane <alerts@localhost>',
+    vapidPublicKey: value('VAPID_PUBLIC_KEY'),
+    vapidPrivateKey: value('VAPID_PRIVATE_KEY'),
+    vapidSubject: vapidSubject(),
+    pushAllowedOrigins: origins(),
+    deliveryMaxAttempts: integer('DELIVERY_MAX_ATTEMPTS', 5, 1, 100),
+    deliveryRetryBaseMs: duration('DELIVERY_RETRY_BASE', '2s', 1_000, 3_600_000),
   };
+  if ((config.vapidPublicKey === undefined) !== (config.vapidPrivateKey === undefined)) {
+    problems.push('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY go together: set both, or neither to have a pair generated');
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

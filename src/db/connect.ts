@@ -9,6 +9,11 @@ import type { DatabaseSchema, Db } from './types.js';
 export interface Database {
   readonly engine: Engine;
   readonly db: Db;
+  /**
+   * Where log searches run. On PostgreSQL its own small pool whose connections carry
+   * `statement_timeout` = QUERY_TIME_BUDGET, so no search can run away; on SQLite the same as `db`.
+   */
+  readonly readDb: Db;
   /** The SQLite file, for the log writer's own connection; undefined on PostgreSQL. */
   readonly sqliteFile?: string;
   /** The PostgreSQL connection string, for LISTEN; undefined on SQLite. */
@@ -30,9 +35,9 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-export function openDatabase(config: Pick<Config, 'engine' | 'databaseUrl' | 'dataDir' | 'databasePoolSize'>): Database {
+export function openDatabase(config: Pick<Config, 'engine' | 'databaseUrl' | 'dataDir' | 'databasePoolSize'> & Partial<Pick<Config, 'queryBudgetMs'>>): Database {
   return config.engine === 'postgres'
-    ? openPostgres(config.databaseUrl!, config.databasePoolSize)
+    ? openPostgres(config.databaseUrl!, config.databasePoolSize, config.queryBudgetMs ?? 5000)
     : openSqlite(path.join(config.dataDir, SQLITE_FILE));
 }
 
@@ -71,6 +76,7 @@ function openSqlite(file: string): Database {
   return {
     engine: 'sqlite',
     db,
+    readDb: db,
     sqliteFile: file,
     description: `SQLite at ${file}`,
     async ping() {
@@ -82,22 +88,26 @@ function openSqlite(file: string): Database {
   };
 }
 
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(url: string, poolSize: number, queryBudgetMs: number): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes, connectionTimeoutMillis: 10_000 });
+  const readPool = new pg.Pool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), types: pgTypes, connectionTimeoutMillis: 10_000, statement_timeout: Math.round(queryBudgetMs) });
   // An idle client that loses its connection emits here; without a listener the process would exit.
   pool.on('error', () => {});
+  readPool.on('error', () => {});
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const readDb = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: readPool }) });
   const safe = new URL(url);
   return {
     engine: 'postgres',
     db,
+    readDb,
     postgresUrl: url,
     description: `PostgreSQL at ${safe.hostname}:${safe.port || 5432}${safe.pathname}`,
     async ping() {
       await sql`select 1`.execute(db);
     },
     async close() {
-      await db.destroy();
+      await Promise.all([db.destroy(), readDb.destroy()]);
     },
   };
 }

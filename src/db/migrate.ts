@@ -3,12 +3,14 @@ import type { Db } from './types.js';
 import * as m0001 from './migrations/0001_accounts.js';
 import * as m0002 from './migrations/0002_projects.js';
 import * as m0003 from './migrations/0003_logs.js';
+import * as m0004 from './migrations/0004_alerts.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_accounts': m0001,
   '0002_projects': m0002,
   '0003_logs': m0003,
+  '0004_alerts': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -61,10 +61,82 @@ export interface LogsTable {
   metadata: string | null;
 }
 
+export interface AlertRulesTable {
+  id: string;
+  project_id: string;
+  name: string;
+  level: number;
+  threshold: number;
+  window_ms: number;
+  source: string | null;
+  pattern: string | null;
+  /** Comma-separated: `email`, `push`. */
+  channels: string;
+  cooldown_ms: number;
+  /** 0 or 1. */
+  enabled: number;
+  last_triggered_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlertCountsTable {
+  rule_id: string;
+  bucket: number;
+  n: number;
+}
+
+export interface AlertHistoryTable {
+  id: string;
+  rule_id: string;
+  project_id: string;
+  triggered_at: number;
+  matched_count: number;
+  threshold: number;
+  window_ms: number;
+  /** JSON: Log[] */
+  sample: string;
+}
+
+export interface AlertDeliveriesTable {
+  id: string;
+  history_id: string;
+  channel: string;
+  /** pending, sent, failed, skipped */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  locked_until: number | null;
+  error: string | null;
+  /** Channel-specific progress (JSON), e.g. the push subscriptions still to reach. */
+  state: string | null;
+  updated_at: number;
+}
+
+export interface PushSubscriptionsTable {
+  id: string;
+  user_id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  created_at: number;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
 export interface DatabaseSchema {
   users: UsersTable;
   projects: ProjectsTable;
   logs: LogsTable;
+  alert_rules: AlertRulesTable;
+  alert_counts: AlertCountsTable;
+  alert_history: AlertHistoryTable;
+  alert_deliveries: AlertDeliveriesTable;
+  push_subscriptions: PushSubscriptionsTable;
+  settings: SettingsTable;
   refresh_tokens: RefreshTokensTable;
   login_throttle: LoginThrottleTable;
 }

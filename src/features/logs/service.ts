@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { sql } from 'kysely';
 import type { Executor } from '../../db/types.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/connect.js';
@@ -119,14 +118,15 @@ export function createLogsService(deps: { database: Database; config: Config; no
 
     /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
     async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: Log[]; nextCursor: string | null }> {
-      await projects.assertOwned(userId, projectId);
       let position = cursor ? decodeCursor(cursor) : undefined;
       if (!filter.pattern) {
-        const rows = await withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1));
+        // The ownership check and the page are read together; a stranger's page is never answered.
+        const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1))]);
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
         return { data: page.map(presentLog), nextCursor: rows.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
       }
+      await projects.assertOwned(userId, projectId);
       const deadline = Date.now() + config.queryBudgetMs;
       const found: repo.LogRowStored[] = [];
       for (;;) {
@@ -234,21 +234,13 @@ export function createLogsService(deps: { database: Database; config: Config; no
   };
 
   /**
-   * Runs a read with the query time budget. On PostgreSQL a statement that outlives it is cancelled
-   * (statement_timeout on the connection), which is the client's 400. SQLite has no such switch;
-   * there the pattern scan's rounds and their deadline bound the work.
+   * Runs a read with the query time budget. On PostgreSQL the read pool's statement_timeout cancels
+   * a statement that outlives it, which is the client's 400. SQLite has no such switch; there the
+   * pattern scan's rounds and their deadline bound the work.
    */
   async function withBudget<T>(work: (db: Executor) => Promise<T>): Promise<T> {
-    if (database.engine !== 'postgres') return work(db);
     try {
-      return await db.connection().execute(async (conn) => {
-        await sql`select set_config('statement_timeout', ${String(Math.round(config.queryBudgetMs))}, false)`.execute(conn);
-        try {
-          return await work(conn);
-        } finally {
-          await sql`select set_config('statement_timeout', '0', false)`.execute(conn);
-        }
-      });
+      return await work(database.readDb);
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {
         throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);

@@ -1,0 +1,146 @@
+import { sql } from 'kysely';
+import type { AlertDeliveriesTable, AlertHistoryTable, AlertRulesTable, Executor } from '../../db/types.js';
+
+export type RuleRow = AlertRulesTable;
+
+export async function insertRule(db: Executor, row: RuleRow): Promise<void> {
+  await db.insertInto('alert_rules').values(row).execute();
+}
+
+export async function countRules(db: Executor, projectId: string): Promise<number> {
+  const row = await db.selectFrom('alert_rules').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A rule, if its project belongs to the user. */
+export function findOwnedRule(db: Executor, userId: string, id: string): Promise<RuleRow | undefined> {
+  return db
+    .selectFrom('alert_rules')
+    .innerJoin('projects', 'projects.id', 'alert_rules.project_id')
+    .selectAll('alert_rules')
+    .where('alert_rules.id', '=', id)
+    .where('projects.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export function listRules(db: Executor, userId: string, projectId?: string): Promise<RuleRow[]> {
+  let q = db.selectFrom('alert_rules').innerJoin('projects', 'projects.id', 'alert_rules.project_id').selectAll('alert_rules').where('projects.user_id', '=', userId);
+  if (projectId !== undefined) q = q.where('alert_rules.project_id', '=', projectId);
+  return q.orderBy('alert_rules.created_at').orderBy('alert_rules.id').execute();
+}
+
+export function updateRule(db: Executor, id: string, changes: Partial<RuleRow>): Promise<RuleRow | undefined> {
+  return db.updateTable('alert_rules').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function deleteRule(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('alert_rules').where('id', '=', id).execute();
+}
+
+/** The rules the evaluator checks a batch against: read for every batch, so edits apply to the next one on every node. */
+export function enabledRules(db: Executor, projectId: string): Promise<RuleRow[]> {
+  return db.selectFrom('alert_rules').selectAll().where('project_id', '=', projectId).where('enabled', '=', 1).execute();
+}
+
+export async function addCounts(db: Executor, ruleId: string, buckets: Map<number, number>): Promise<void> {
+  for (const [bucket, n] of buckets) {
+    await db
+      .insertInto('alert_counts')
+      .values({ rule_id: ruleId, bucket, n })
+      .onConflict((oc) => oc.columns(['rule_id', 'bucket']).doUpdateSet({ n: sql<number>`alert_counts.n + ${n}` }))
+      .execute();
+  }
+}
+
+/** Matching logs counted from `from` on. */
+export async function windowCount(db: Executor, ruleId: string, from: number): Promise<number> {
+  const row = await db.selectFrom('alert_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('rule_id', '=', ruleId).where('bucket', '>=', from).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function deleteOldCounts(db: Executor, before: number): Promise<void> {
+  await db.deleteFrom('alert_counts').where('bucket', '<', before).execute();
+}
+
+/**
+ * Claims a firing: one conditional update, so of any number of nodes evaluating the same rule at
+ * once, exactly one gets the row back. Disabled rules and rules inside their cooldown are not claimed.
+ */
+export function claimFiring(db: Executor, ruleId: string, now: number): Promise<RuleRow | undefined> {
+  return db
+    .updateTable('alert_rules')
+    .set({ last_triggered_at: now })
+    .where('id', '=', ruleId)
+    .where('enabled', '=', 1)
+    .where((eb) => eb.or([eb('last_triggered_at', 'is', null), eb('last_triggered_at', '<=', sql<number>`${now} - cooldown_ms`)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function insertHistory(db: Executor, row: AlertHistoryTable): Promise<void> {
+  await db.insertInto('alert_history').values(row).execute();
+}
+
+export async function insertDelivery(db: Executor, row: AlertDeliveriesTable): Promise<void> {
+  await db.insertInto('alert_deliveries').values(row).execute();
+}
+
+export function historyPage(db: Executor, ruleId: string, before: { at: number; id: string } | undefined, limit: number) {
+  let q = db.selectFrom('alert_history').selectAll().where('rule_id', '=', ruleId);
+  if (before) q = q.where((eb) => eb.or([eb('triggered_at', '<', before.at), eb.and([eb('triggered_at', '=', before.at), eb('id', '<', before.id)])]));
+  return q.orderBy('triggered_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+export function deliveriesOf(db: Executor, historyIds: string[]) {
+  if (historyIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('alert_deliveries').select(['history_id', 'channel', 'status', 'error']).where('history_id', 'in', historyIds).orderBy('channel').execute();
+}
+
+// The outbox
+
+export function dueDeliveries(db: Executor, now: number, limit: number) {
+  return db
+    .selectFrom('alert_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .orderBy('next_attempt_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Takes a delivery for `lockMs`; only one node gets it. A crashed node's lock simply runs out. */
+export function claimDelivery(db: Executor, id: string, now: number, lockMs: number) {
+  return db
+    .updateTable('alert_deliveries')
+    .set((eb) => ({ locked_until: now + lockMs, attempts: eb('attempts', '+', 1), updated_at: now }))
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function finishDelivery(db: Executor, id: string, changes: Partial<AlertDeliveriesTable>): Promise<void> {
+  await db.updateTable('alert_deliveries').set({ ...changes, locked_until: null }).where('id', '=', id).execute();
+}
+
+/** Everything a message about one firing needs. */
+export function firingContext(db: Executor, historyId: string) {
+  return db
+    .selectFrom('alert_history')
+    .innerJoin('alert_rules', 'alert_rules.id', 'alert_history.rule_id')
+    .innerJoin('projects', 'projects.id', 'alert_history.project_id')
+    .innerJoin('users', 'users.id', 'projects.user_id')
+    .select([
+      'alert_history.id as historyId', 'alert_history.triggered_at as triggeredAt', 'alert_history.matched_count as matchedCount',
+      'alert_history.threshold as threshold', 'alert_history.window_ms as windowMs', 'alert_history.sample as sample',
+      'alert_rules.id as ruleId', 'alert_rules.name as ruleName', 'alert_rules.level as level', 'alert_rules.source as source', 'alert_rules.pattern as pattern',
+      'projects.id as projectId', 'projects.name as projectName', 'users.id as userId', 'users.email as ownerEmail',
+    ])
+    .where('alert_history.id', '=', historyId)
+    .executeTakeFirst();
+}
+
+export type FiringContext = NonNullable<Awaited<ReturnType<typeof firingContext>>>;

@@ -1,0 +1,123 @@
+import { RE2JS } from 're2js';
+import { validationError } from '../../errors.js';
+import { formatDuration, parseDuration } from '../../duration.js';
+import { compilePattern } from '../logs/filter.js';
+import { isLevel, LEVELS, levelName } from '../logs/levels.js';
+import type { AlertRulesTable } from '../../db/types.js';
+
+export const CHANNELS = ['email', 'push'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+const DURATION_TEXT = /^[0-9]+(s|m|h|d)$/;
+const WEEK = 7 * 86_400_000;
+
+export interface ConditionInput {
+  level: string;
+  threshold: number;
+  window: string;
+  source?: string;
+  pattern?: string;
+}
+
+export interface Condition {
+  level: number;
+  threshold: number;
+  windowMs: number;
+  source: string | null;
+  pattern: string | null;
+}
+
+/** CONTRACT durations: `^[0-9]+(s|m|h|d)$` within bounds. */
+export function parseRuleDuration(text: string, path: string, minMs: number, maxMs: number): number {
+  const ms = DURATION_TEXT.test(text) ? parseDuration(text) : undefined;
+  if (ms === undefined) throw validationError(path, 'must be a number followed by s, m, h or d (for example 30s, 5m, 1h, 1d)');
+  if (ms < minMs || ms > maxMs) throw validationError(path, `must be between ${formatDuration(minMs)} and 7d`);
+  return ms;
+}
+
+/** Checks a condition as the API takes it and brings it to its stored form. */
+export function parseCondition(input: ConditionInput): Condition {
+  const level = input.level.toLowerCase();
+  if (!isLevel(level)) throw validationError('/condition/level', `must be one of ${LEVELS.join(', ')}`);
+  if (input.pattern !== undefined && input.pattern !== '') compilePattern(input.pattern, '/condition/pattern');
+  return {
+    level: LEVELS.indexOf(level),
+    threshold: input.threshold,
+    windowMs: parseRuleDuration(input.window, '/condition/window', 1000, WEEK),
+    source: input.source !== undefined && input.source !== '' ? input.source : null,
+    pattern: input.pattern !== undefined && input.pattern !== '' ? input.pattern : null,
+  };
+}
+
+export function parseCooldown(text: string | undefined): number {
+  return text === undefined ? 15 * 60_000 : parseRuleDuration(text, '/cooldown', 0, WEEK);
+}
+
+/** A set: duplicates collapse, order is the canonical one. */
+export function parseChannels(channels: string[]): Channel[] {
+  const set = new Set(channels);
+  if (set.size === 0) throw validationError('/channels', 'must name at least one channel: email, push');
+  return CHANNELS.filter((c) => set.has(c));
+}
+
+export interface AlertRule {
+  id: string;
+  projectId: string;
+  name: string;
+  condition: { level: string; threshold: number; window: string; source?: string; pattern?: string };
+  channels: Channel[];
+  cooldown: string;
+  enabled: boolean;
+  lastTriggeredAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function presentRule(row: AlertRulesTable): AlertRule {
+  const condition: AlertRule['condition'] = { level: levelName(row.level), threshold: row.threshold, window: formatDuration(Number(row.window_ms)) };
+  if (row.source !== null) condition.source = row.source;
+  if (row.pattern !== null) condition.pattern = row.pattern;
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    condition,
+    channels: row.channels.split(',').filter(Boolean) as Channel[],
+    cooldown: formatDuration(Number(row.cooldown_ms)),
+    enabled: Boolean(row.enabled),
+    lastTriggeredAt: row.last_triggered_at === null ? null : iso(Number(row.last_triggered_at)),
+    createdAt: iso(Number(row.created_at)),
+    updatedAt: iso(Number(row.updated_at)),
+  };
+}
+
+/** The counter bucket of a rule: a sixtieth of its window (at least a second), so the window count is within ~2 %. */
+export function bucketSize(windowMs: number): number {
+  return Math.max(1000, Math.floor(windowMs / 60_000) * 1000);
+}
+
+type T = { ts: number; level: number; source: string | null; message: string };
+
+/**
+ * Which logs of a batch a rule counts: its level exactly, its source if set, its pattern (RE2)
+ * if set, and a timestamp inside the window ending `now`. Pure.
+ */
+export function matchBatch<R extends T>(rule: Pick<Condition, 'level' | 'source' | 'windowMs'>, pattern: RE2JS | null, rows: R[], now: number, samples = 5): { buckets: Map<number, number>; sample: R[]; count: number } {
+  const size = bucketSize(rule.windowMs);
+  const from = now - rule.windowMs;
+  const buckets = new Map<number, number>();
+  const matched: R[] = [];
+  for (const row of rows) {
+    if (row.level !== rule.level) continue;
+    if (rule.source !== null && row.source !== rule.source) continue;
+    if (row.ts < from || row.ts > now + 60_000) continue;
+    if (pattern && !pattern.test(row.message)) continue;
+    const b = row.ts - (row.ts % size);
+    buckets.set(b, (buckets.get(b) ?? 0) + 1);
+    matched.push(row);
+  }
+  const sample = matched.sort((a, b) => b.ts - a.ts).slice(0, samples);
+  return { buckets, sample, count: matched.length };
+}
