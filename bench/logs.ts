@@ -23,7 +23,7 @@ export interface RawRow {
 }
 
 /** mulberry32: a tiny seeded PRNG, good enough for test data. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -3,6 +3,7 @@
  * JSON round trip): a seeded mix of levels, sources and message shapes, so every run loads the
  * same data (apart from the timestamps, which end at the time of the run).
  */
+import { seededRandom } from './logs.js';
 
 /** One log in the columns the bulk loaders write; project_id, seq and received_at are the loader's. */
 export interface QueryRow {
@@ -52,18 +53,6 @@ const CRON_TASKS = ['cleanup-sessions', 'rotate-logs', 'refresh-exchange-rates',
 const TEMPLATES = ['welcome', 'password-reset', 'invoice', 'weekly-digest', 'trial-ending', 'login-alert'];
 const TERMS = ['running shoes', 'red dress', 'usb-c cable', 'standing desk', 'noise cancelling headphones', 'coffee grinder', 'yoga mat'];
 const DECLINES = ['card_declined', 'insufficient_funds', 'expired_card', 'processing_error', 'authentication_required'];
-
-/** mulberry32: a tiny seeded PRNG, good enough for test data. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Cumulative shares, for picking by one random number. */
 function cumulative<T>(shares: readonly [T, number][]): { values: T[]; bounds: number[] } {

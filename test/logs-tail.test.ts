@@ -132,8 +132,7 @@ describeEngines('live tail', (engine) => {
         b = await startServer(engine, { shareWith: s });
       });
       afterAll(async () => {
-        await b?.app.close();
-        await b?.database.close();
+        await b?.close();
       });
 
       it('a log ingested through node A reaches a tail open on node B', async () => {

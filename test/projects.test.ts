@@ -193,8 +193,7 @@ describeEngines('projects', (engine) => {
       b = await startServer(engine, { shareWith: s });
     });
     afterAll(async () => {
-      await b?.app.close();
-      await b?.database.close();
+      await b?.close();
     });
 
     it('a key rotated on one node is refused by the other at once', async () => {
