@@ -164,8 +164,9 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = (value('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
+  const port = integer('PORT', 8080, 0, 65_535);
   const config: Config = {
-    port: integer('PORT', 8080, 0, 65_535),
+    port,
     host: value('HOST') ?? '0.0.0.0',
     engine,
     databaseUrl: engine === 'postgres' ? databaseUrl : undefined,
@@ -193,7 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
       enterprise: integer('RETENTION_DAYS_ENTERPRISE', 365, 1, 36_500),
     },
     retentionIntervalMs: duration('RETENTION_INTERVAL', '10m', 1_000, 7 * 86_400_000),
-    publicUrl: url('PUBLIC_URL', `http://localhost:${value('PORT') ?? '8080'}`),
+    publicUrl: url('PUBLIC_URL', `http://localhost:${port}`),
     smtpUrl: smtp(),
     alertEmailFrom: value('ALERT_EMAIL_FROM') ?? 'Loglane <alerts@localhost>',
     vapidPublicKey: value('VAPID_PUBLIC_KEY'),
