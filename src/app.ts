@@ -9,6 +9,7 @@ import { AppError } from './errors.js';
 import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
 import { ingestRoutes, logQueryRoutes } from './features/logs/routes.js';
+import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
 import { installErrorHandling } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { createServices, type Clock, type Services } from './services.js';
@@ -107,19 +108,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(projectsRoutes(services), { prefix: '/v1' });
   await app.register(ingestRoutes(services), { prefix: '/v1' });
   await app.register(logQueryRoutes(services), { prefix: '/v1' });
+  await app.register(alertRoutes(services), { prefix: '/v1' });
+  await app.register(pushRoutes(services), { prefix: '/v1' });
 
   let timer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
-    await services.logs.start();
+    await services.start();
     timer = setInterval(() => {
-      services.accounts.housekeeping().catch((err: unknown) => logger.warn({ err }, 'housekeeping failed'));
+      Promise.all([services.accounts.housekeeping(), services.alerts.housekeeping()]).catch((err: unknown) => logger.warn({ err }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
     timer.unref();
   });
   app.addHook('onClose', async () => {
     if (timer) clearInterval(timer);
     // Every log already acknowledged or waiting for its commit is written before the database closes.
-    await services.logs.close();
+    await services.stop();
   });
 
   return app;

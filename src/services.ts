@@ -3,7 +3,12 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { createAccountsService } from './features/accounts/service.js';
 import { createAccessTokens } from './features/accounts/tokens.js';
+import { createAlertsService } from './features/alerts/service.js';
 import { createLogsService } from './features/logs/service.js';
+import { createMailer } from './features/notifications/email.js';
+import { createOutbox } from './features/notifications/outbox.js';
+import { createPushService } from './features/notifications/push-service.js';
+import { loadVapidKeys, type VapidKeys } from './features/notifications/vapid.js';
 import { createProjectsService } from './features/projects/service.js';
 import { requireUser } from './http/auth.js';
 import { deriveKey } from './secrets.js';
@@ -15,12 +20,59 @@ export interface Clock {
 /** The one place where repositories, services and hooks are wired together. */
 export function createServices(deps: { config: Config; database: Database; secretKey: string; clock: Clock; log: FastifyBaseLogger }) {
   const { config, database, secretKey, clock, log } = deps;
+  const db = database.db;
   const now = () => clock.now();
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
-  const accounts = createAccountsService({ db: database.db, config, tokens, now, log });
-  const projects = createProjectsService({ db: database.db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
+  const accounts = createAccountsService({ db, config, tokens, now, log });
+  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
   const logs = createLogsService({ database, config, now, log, projects });
-  return { tokens, accounts, projects, logs, requireUser: requireUser(tokens), tailHeartbeatMs: config.tailHeartbeatMs };
+
+  let vapidKeys: Promise<VapidKeys> | undefined;
+  const vapid = () =>
+    (vapidKeys ??= loadVapidKeys(db, { publicKey: config.vapidPublicKey, privateKey: config.vapidPrivateKey }).catch((err: unknown) => {
+      vapidKeys = undefined;
+      throw err;
+    }));
+  const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
+  const outbox = createOutbox({ db, config, now, log, mailer, vapid });
+  const alerts = createAlertsService({ db, now, log, projects, onFired: () => outbox.kick() });
+  const push = createPushService({ db, config, now, vapid });
+
+  // Every committed batch is checked against its project's rules, off the request's path.
+  const evaluations = new Set<Promise<void>>();
+  logs.onCommit((projectId, rows) => {
+    const run: Promise<void> = alerts
+      .evaluate(projectId, rows)
+      .catch((err: unknown) => log.error({ err, projectId }, 'alert evaluation failed'))
+      .finally(() => evaluations.delete(run));
+    evaluations.add(run);
+  });
+
+  return {
+    tokens,
+    accounts,
+    projects,
+    logs,
+    alerts,
+    push,
+    outbox,
+    requireUser: requireUser(tokens),
+    tailHeartbeatMs: config.tailHeartbeatMs,
+
+    async start(): Promise<void> {
+      await logs.start();
+      await vapid();
+      if (!mailer) log.warn('SMTP_URL is not set: email alert deliveries will be recorded as skipped');
+      outbox.start();
+    },
+
+    /** Commits what waits, finishes the alert checks it causes, then stops delivering. */
+    async stop(): Promise<void> {
+      await logs.close();
+      await Promise.all([...evaluations]);
+      await outbox.stop();
+    },
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

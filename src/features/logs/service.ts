@@ -29,8 +29,11 @@ export interface StatsResult {
 
 export type LogsService = ReturnType<typeof createLogsService>;
 
-/** Committed logs with their seqs, for whoever reacts to new logs (live tail, alerts). */
-export type CommitListener = (projectId: string, rows: repo.LogRowStored[]) => void;
+/**
+ * Called after every commit, for whoever reacts to new logs (alerts). `rows()` builds the stored
+ * form of the committed logs, with their seqs, only if the listener asks for it.
+ */
+export type CommitListener = (projectId: string, rows: () => repo.LogRowStored[]) => void;
 
 const STATS_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const MAX_BUCKETS = 1500;
@@ -64,11 +67,14 @@ export function createLogsService(deps: { database: Database; config: Config; no
   function onCommit(committed: Committed[]) {
     for (const { batch, prevSeq, firstSeq, lastSeq } of committed) {
       hub.markCommitted(batch.projectId, lastSeq);
-      // The stored form is built only when someone on this node wants the logs.
-      if (!hub.isTailed(batch.projectId) && listeners.length === 0) continue;
-      let seq = firstSeq;
-      const rows: repo.LogRowStored[] = batch.rows.map((r) => ({ ...r, project_id: batch.projectId, seq: seq++, received_at: batch.receivedAt }));
-      hub.publish(batch.projectId, prevSeq, lastSeq, rows);
+      // The stored form is built only when someone on this node wants the logs, and once.
+      let built: repo.LogRowStored[] | undefined;
+      const rows = () => {
+        let seq = firstSeq;
+        built ??= batch.rows.map((r) => ({ ...r, project_id: batch.projectId, seq: seq++, received_at: batch.receivedAt }));
+        return built;
+      };
+      if (hub.isTailed(batch.projectId)) hub.publish(batch.projectId, prevSeq, lastSeq, rows());
       for (const listener of listeners) {
         try {
           listener(batch.projectId, rows);

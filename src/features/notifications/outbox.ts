@@ -9,6 +9,24 @@ import { alertEmail, headerSafe, type Mailer } from './email.js';
 import { isAllowedPushEndpoint } from './push-origins.js';
 import type { VapidKeys } from './vapid.js';
 
+/**
+ * One Web Push message: encrypted (aes128gcm, RFC 8291) and signed (VAPID, RFC 8292) by the
+ * web-push package, sent with fetch without following redirects, so the request goes to the
+ * checked endpoint and nowhere else.
+ */
+async function sendWebPush(subscription: webpush.PushSubscription, payload: string, vapid: { subject: string; publicKey: string; privateKey: string }): Promise<void> {
+  const request = webpush.generateRequestDetails(subscription, payload, { vapidDetails: vapid, TTL: 3600, urgency: 'high' });
+  const res = await fetch(request.endpoint, {
+    method: request.method,
+    headers: request.headers as Record<string, string>,
+    body: request.body ?? undefined,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
+  });
+  await res.arrayBuffer().catch(() => undefined);
+  if (res.status < 200 || res.status > 299) throw Object.assign(new Error(`push service answered ${res.status}`), { statusCode: res.status });
+}
+
 /** What one attempt at a delivery came to. `retry` keeps it pending for another attempt. */
 export type Outcome = { status: 'sent' | 'skipped' | 'failed' | 'retry'; error?: string; state?: string | null };
 
@@ -58,12 +76,7 @@ export function createOutbox(deps: { db: Db; config: Config; now: () => number; 
         continue;
       }
       try {
-        await webpush.sendNotification({ endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } }, payload, {
-          vapidDetails: { subject: config.vapidSubject, publicKey: keys.publicKey, privateKey: keys.privateKey },
-          TTL: 3600,
-          timeout: 10_000,
-          urgency: 'high',
-        });
+        await sendWebPush({ endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } }, payload, { subject: config.vapidSubject, ...keys });
         done.add(sub.id);
       } catch (err) {
         const status = (err as { statusCode?: number }).statusCode;

@@ -1,0 +1,420 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/ids.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { startPushReceiver, startSmtpSink } from './sinks.js';
+import { authAndTenancySuite } from './tenancy.js';
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 4000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describeEngines('alert rules', (engine) => {
+  let s: TestServer;
+  let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
+  let pushSvc: Awaited<ReturnType<typeof startPushReceiver>>;
+  let a: Account;
+
+  beforeAll(async () => {
+    smtp = await startSmtpSink();
+    pushSvc = await startPushReceiver();
+    s = await startServer(engine, {
+      env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUSH_ALLOWED_ORIGINS: pushSvc.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2' },
+    });
+    pushSvc.expectPublicKey((await s.request('GET', '/v1/push/vapid-public-key')).body.publicKey);
+    a = await signup(s);
+    await setPlan(s, a.id, 'enterprise');
+  });
+  afterAll(async () => {
+    await s?.close();
+    await smtp?.close();
+    await pushSvc?.close();
+  });
+
+  const rule = (projectId: string, overrides: Record<string, unknown> = {}) => ({
+    projectId,
+    name: 'Errors from api',
+    condition: { level: 'error', threshold: 3, window: '5m', source: 'api' },
+    channels: ['email'],
+    cooldown: '10m',
+    ...overrides,
+  });
+  const create = async (account: Account, body: unknown) => {
+    const res = await s.request('POST', '/v1/alerts', { token: account.accessToken, body });
+    if (res.status !== 201) throw new Error(`${res.status} ${res.text}`);
+    return res.body;
+  };
+  const history = async (account: Account, id: string) => (await s.request('GET', `/v1/alerts/${id}/history`, { token: account.accessToken })).body.data as any[];
+  /** The history once every delivery of its newest entry is settled. */
+  const settled = (account: Account, id: string, entries = 1) =>
+    until(async () => {
+      const h = await history(account, id);
+      return h.length >= entries && h.every((e) => e.deliveries.every((d: { status: string }) => d.status !== 'pending')) ? h : undefined;
+    }, 8000);
+
+  describe('CRUD', () => {
+    it('create answers 201 with the whole rule', async () => {
+      const p = await createProject(s, a);
+      const res = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { ...rule(p.id), condition: { level: 'ERROR', threshold: 10, window: '5m', source: 'api', pattern: 'time(d )?out' }, channels: ['push', 'email', 'push'], cooldown: undefined } });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^alt_[0-9a-z]{26}$/), projectId: p.id, name: 'Errors from api',
+        condition: { level: 'error', threshold: 10, window: '5m', source: 'api', pattern: 'time(d )?out' },
+        channels: ['email', 'push'], cooldown: '15m', enabled: true, lastTriggeredAt: null,
+        createdAt: expect.stringMatching(ISO), updatedAt: res.body.createdAt,
+      });
+    });
+
+    it('get, list (per project and all), update and delete', async () => {
+      const p1 = await createProject(s, a);
+      const p2 = await createProject(s, a);
+      const r1 = await create(a, rule(p1.id));
+      const r2 = await create(a, rule(p2.id, { name: 'second' }));
+      expect((await s.request('GET', `/v1/alerts/${r1.id}`, { token: a.accessToken })).body).toEqual(r1);
+      expect((await s.request('GET', `/v1/alerts?projectId=${p1.id}`, { token: a.accessToken })).body).toEqual({ data: [r1] });
+      const all = (await s.request('GET', '/v1/alerts', { token: a.accessToken })).body.data.map((r: { id: string }) => r.id);
+      expect(all).toEqual(expect.arrayContaining([r1.id, r2.id]));
+
+      s.clock.advance(1000);
+      const upd = await s.request('PUT', `/v1/alerts/${r1.id}`, { token: a.accessToken, body: { name: 'renamed', condition: { level: 'fatal', threshold: 1, window: '1h' }, channels: ['push'], cooldown: '0s', enabled: false } });
+      expect(upd.status).toBe(200);
+      expect(upd.body).toMatchObject({ name: 'renamed', condition: { level: 'fatal', threshold: 1, window: '1h' }, channels: ['push'], cooldown: '0s', enabled: false });
+      expect(upd.body.condition.source).toBeUndefined();
+      expect(Date.parse(upd.body.updatedAt)).toBeGreaterThan(Date.parse(upd.body.createdAt));
+      const moved = await s.request('PUT', `/v1/alerts/${r1.id}`, { token: a.accessToken, body: { projectId: p2.id } });
+      expect(moved.status).toBe(400);
+
+      expect((await s.request('DELETE', `/v1/alerts/${r1.id}`, { token: a.accessToken })).status).toBe(204);
+      expect((await s.request('GET', `/v1/alerts/${r1.id}`, { token: a.accessToken })).status).toBe(404);
+      expect((await s.request('GET', `/v1/alerts/${r1.id}/history`, { token: a.accessToken })).status).toBe(404);
+      // Deleting the project deletes its rules.
+      expect((await s.request('DELETE', `/v1/projects/${p2.id}`, { token: a.accessToken })).status).toBe(204);
+      expect((await s.request('GET', `/v1/alerts/${r2.id}`, { token: a.accessToken })).status).toBe(404);
+    });
+
+    it('refuses every invalid field with 400 VALIDATION_ERROR naming it', async () => {
+      const p = await createProject(s, a);
+      const bad: [Record<string, unknown>, string][] = [
+        [{ name: '' }, '/name'],
+        [{ name: 'line\r\nBcc: evil@example.com' }, '/name'],
+        [{ name: undefined }, '/name'],
+        [{ channels: [] }, '/channels'],
+        [{ channels: ['sms'] }, '/channels/0'],
+        [{ channels: 'email' }, '/channels'],
+        [{ cooldown: '15' }, '/cooldown'],
+        [{ cooldown: '8d' }, '/cooldown'],
+        [{ condition: { level: 'loud', threshold: 1, window: '5m' } }, '/condition/level'],
+        [{ condition: { level: 'error', threshold: 0, window: '5m' } }, '/condition/threshold'],
+        [{ condition: { level: 'error', threshold: 1.5, window: '5m' } }, '/condition/threshold'],
+        [{ condition: { level: 'error', threshold: '3', window: '5m' } }, '/condition/threshold'],
+        [{ condition: { level: 'error', threshold: 1, window: '0s' } }, '/condition/window'],
+        [{ condition: { level: 'error', threshold: 1, window: '8d' } }, '/condition/window'],
+        [{ condition: { level: 'error', threshold: 1, window: '5 minutes' } }, '/condition/window'],
+        [{ condition: { level: 'error', threshold: 1 } }, '/condition/window'],
+        [{ condition: { level: 'error', threshold: 1, window: '5m', pattern: '(a)\\1' } }, '/condition/pattern'],
+        [{ condition: { level: 'error', threshold: 1, window: '5m', pattern: '(?=x)' } }, '/condition/pattern'],
+        [{ condition: { level: 'error', threshold: 1, window: '5m', pattern: 'x'.repeat(1001) } }, '/condition/pattern'],
+        [{ projectId: undefined }, '/projectId'],
+      ];
+      for (const [overrides, path] of bad) {
+        const res = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: rule(p.id, overrides) });
+        expect(res.status, JSON.stringify(overrides)).toBe(400);
+        const err = errorOf(res);
+        expect(err.code).toBe('VALIDATION_ERROR');
+        expect(JSON.stringify(err.details), JSON.stringify(overrides)).toContain(path);
+      }
+      // A project that is not the caller's (or does not exist) is 404.
+      const other = await signup(s);
+      const theirs = await createProject(s, other);
+      expect((await s.request('POST', '/v1/alerts', { token: a.accessToken, body: rule(theirs.id) })).status).toBe(404);
+      expect((await s.request('POST', '/v1/alerts', { token: a.accessToken, body: rule(newId('proj')) })).status).toBe(404);
+      expect((await s.request('GET', `/v1/alerts?projectId=${theirs.id}`, { token: a.accessToken })).status).toBe(404);
+    });
+  });
+
+  describe('plan caps', () => {
+    for (const [plan, cap] of [['free', 2], ['starter', 10]] as const) {
+      it(`${plan}: ${cap} rules per project, then 403 PLAN_LIMIT_EXCEEDED`, async () => {
+        const u = await signup(s);
+        await setPlan(s, u.id, plan);
+        const p = await createProject(s, u);
+        for (let i = 0; i < cap; i++) await create(u, rule(p.id, { name: `r${i}` }));
+        const res = await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id) });
+        expect(res.status).toBe(403);
+        const err = errorOf(res);
+        expect(err.code).toBe('PLAN_LIMIT_EXCEEDED');
+        expect(err.details).toEqual({ resource: 'alerts', limit: cap, plan });
+      });
+    }
+
+    it('twenty parallel creates at a cap of 2 make exactly two rules', async () => {
+      const u = await signup(s);
+      const p = await createProject(s, u);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { name: `race ${i}` }) })));
+      expect(results.filter((r) => r.status === 201)).toHaveLength(2);
+      expect(results.filter((r) => r.status === 403)).toHaveLength(18);
+      expect((await s.request('GET', `/v1/alerts?projectId=${p.id}`, { token: u.accessToken })).body.data).toHaveLength(2);
+    });
+
+    it('pro allows 50 and enterprise has no cap', async () => {
+      const u = await signup(s);
+      await setPlan(s, u.id, 'pro');
+      const p = await createProject(s, u);
+      await Promise.all(Array.from({ length: 50 }, (_, i) => create(u, rule(p.id, { name: `p${i}` }))));
+      expect((await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id) })).status).toBe(403);
+      await setPlan(s, u.id, 'enterprise');
+      expect((await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id) })).status).toBe(201);
+    });
+  });
+
+  describe('firing', () => {
+    it('fires on the threshold-th matching log, not before; other levels, sources and messages do not count', async () => {
+      const p = await createProject(s, a);
+      const r = await create(a, rule(p.id, { condition: { level: 'error', threshold: 3, window: '5m', source: 'api', pattern: 'timeout' } }));
+      await ingest(s, p.apiKey, [
+        { message: 'db timeout', level: 'error', source: 'api' },
+        { message: 'db timeout', level: 'warn', source: 'api' },
+        { message: 'db timeout', level: 'error', source: 'worker' },
+        { message: 'all good', level: 'error', source: 'api' },
+        { message: 'db timeout', level: 'error', source: 'api', timestamp: Date.now() - 10 * 60_000 },
+        { message: 'db timeout', level: 'error', source: 'api' },
+      ]);
+      await new Promise((r2) => setTimeout(r2, 400));
+      expect(await history(a, r.id)).toEqual([]);
+      const before = smtp.mails.length;
+      const t0 = Date.now();
+      await ingest(s, p.apiKey, { message: 'upstream timeout again', level: 'error', source: 'api' });
+      const [entry] = await settled(a, r.id);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(entry).toMatchObject({ alertId: r.id, matchedCount: 3, threshold: 3, window: '5m', deliveries: [{ channel: 'email', status: 'sent' }] });
+      expect(entry.id).toMatch(/^alh_/);
+      expect(entry.sample.map((l: { message: string }) => l.message)).toContain('upstream timeout again');
+      expect((await s.request('GET', `/v1/alerts/${r.id}`, { token: a.accessToken })).body.lastTriggeredAt).toMatch(ISO);
+
+      const mail = await until(async () => smtp.mails[before]);
+      expect(mail.to).toEqual([a.email]);
+      expect(mail.from).toBe('alerts@loglane.test');
+      expect(mail.subject).toBe('[Loglane] Errors from api fired on Test project');
+      expect(mail.raw).toContain('upstream timeout again');
+      expect(mail.raw).toContain('https://logs.example.com/projects/');
+      expect(mail.headers).toMatch(/multipart\/alternative/);
+    });
+
+    it('the cooldown suppresses firing, then allows it', async () => {
+      const p = await createProject(s, a);
+      const r = await create(a, rule(p.id, { condition: { level: 'error', threshold: 1, window: '5m' }, cooldown: '10m' }));
+      await ingest(s, p.apiKey, { message: 'one', level: 'error' });
+      await settled(a, r.id, 1);
+      await ingest(s, p.apiKey, { message: 'two', level: 'error' });
+      await new Promise((r2) => setTimeout(r2, 500));
+      expect(await history(a, r.id)).toHaveLength(1);
+      s.clock.advance(10 * 60_000 + 1000);
+      const fresh = await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: a.password } });
+      a.accessToken = fresh.body.accessToken;
+      await ingest(s, p.apiKey, { message: 'three', level: 'error' });
+      const h = await settled(a, r.id, 2);
+      expect(h).toHaveLength(2);
+      expect(h[0].sample[0].message).toBe('three');
+    });
+
+    it('disabled and deleted rules stay silent; an edit applies to the next batch', async () => {
+      const p = await createProject(s, a);
+      const disabled = await create(a, rule(p.id, { name: 'disabled', condition: { level: 'fatal', threshold: 1, window: '5m' } }));
+      await s.request('PUT', `/v1/alerts/${disabled.id}`, { token: a.accessToken, body: { enabled: false } });
+      const deleted = await create(a, rule(p.id, { name: 'deleted', condition: { level: 'fatal', threshold: 1, window: '5m' } }));
+      await s.request('DELETE', `/v1/alerts/${deleted.id}`, { token: a.accessToken });
+      const edited = await create(a, rule(p.id, { name: 'edited', condition: { level: 'warn', threshold: 1, window: '5m' } }));
+      await s.request('PUT', `/v1/alerts/${edited.id}`, { token: a.accessToken, body: { condition: { level: 'fatal', threshold: 1, window: '5m' } } });
+      await ingest(s, p.apiKey, [{ message: 'boom', level: 'fatal' }, { message: 'meh', level: 'warn' }]);
+      const h = await settled(a, edited.id, 1);
+      expect(h[0].sample.map((l: { level: string }) => l.level)).toEqual(['fatal']);
+      expect(await history(a, disabled.id)).toEqual([]);
+      const count = await s.database.db.selectFrom('alert_history').select((eb) => eb.fn.countAll<number>().as('n')).where('rule_id', '=', deleted.id).executeTakeFirstOrThrow();
+      expect(Number(count.n)).toBe(0);
+    });
+
+    it('history is newest first and paginates with a cursor', async () => {
+      const p = await createProject(s, a);
+      const r = await create(a, rule(p.id, { condition: { level: 'info', threshold: 1, window: '5m' }, cooldown: '0s', channels: ['push'] }));
+      for (let i = 0; i < 3; i++) {
+        await ingest(s, p.apiKey, { message: `tick ${i}` });
+        await until(async () => ((await history(a, r.id)).length === i + 1 ? true : undefined));
+        s.clock.advance(5);
+      }
+      const first = await s.request('GET', `/v1/alerts/${r.id}/history?limit=2`, { token: a.accessToken });
+      expect(first.body.data.map((e: any) => e.sample[0].message)).toEqual(['tick 2', 'tick 1']);
+      const second = await s.request('GET', `/v1/alerts/${r.id}/history?limit=2&cursor=${first.body.nextCursor}`, { token: a.accessToken });
+      expect(second.body.data.map((e: any) => e.sample[0].message)).toEqual(['tick 0']);
+      expect(second.body.nextCursor).toBeNull();
+      expect((await s.request('GET', `/v1/alerts/${r.id}/history?cursor=nonsense`, { token: a.accessToken })).status).toBe(400);
+    });
+  });
+
+  describe('email', () => {
+    it('a header-injection attempt in the name adds no header and no recipient', async () => {
+      const p = await createProject(s, a);
+      const r = await create(a, rule(p.id, { name: 'x Bcc: evil@example.com\u2028To: evil2@example.com\u2029Subject: hi', condition: { level: 'error', threshold: 1, window: '1m' } }));
+      const before = smtp.mails.length;
+      await ingest(s, p.apiKey, { message: 'trigger', level: 'error' });
+      await settled(a, r.id);
+      const mail = await until(async () => smtp.mails[before]);
+      expect(mail.to).toEqual([a.email]);
+      expect(mail.headers).not.toMatch(/^Bcc:/im);
+      expect(mail.headers.match(/^To:/gim)).toHaveLength(1);
+      expect(mail.headers.match(/^Subject:/gim)).toHaveLength(1);
+      expect(mail.subject).not.toMatch(/[\r\n\u2028\u2029]/);
+    });
+
+    it('with SMTP down, delivery is retried and then recorded as failed', async () => {
+      const down = await startServer(engine, { env: { SMTP_URL: 'smtp://127.0.0.1:1?tls=off', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2' } });
+      try {
+        const u = await signup(down);
+        const p = await createProject(down, u);
+        const res = await down.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { condition: { level: 'error', threshold: 1, window: '1m' } }) });
+        await ingest(down, p.apiKey, { message: 'x', level: 'error' });
+        const entry = await until(async () => {
+          const h = (await down.request('GET', `/v1/alerts/${res.body.id}/history`, { token: u.accessToken })).body.data;
+          return h[0]?.deliveries[0]?.status === 'failed' ? h[0] : undefined;
+        }, 10_000);
+        expect(entry.deliveries[0].error).toMatch(/gave up after 2 attempts/);
+        const row = await down.database.db.selectFrom('alert_deliveries').select(['attempts']).where('history_id', '=', entry.id).executeTakeFirstOrThrow();
+        expect(row.attempts).toBe(2);
+      } finally {
+        await down.close();
+      }
+    });
+
+    it('without SMTP_URL, email deliveries are skipped with the reason', async () => {
+      const none = await startServer(engine);
+      try {
+        expect(none.logs.join('')).toContain('SMTP_URL is not set');
+        const u = await signup(none);
+        const p = await createProject(none, u);
+        const res = await none.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { condition: { level: 'error', threshold: 1, window: '1m' } }) });
+        await ingest(none, p.apiKey, { message: 'x', level: 'error' });
+        const entry = await until(async () => {
+          const h = (await none.request('GET', `/v1/alerts/${res.body.id}/history`, { token: u.accessToken })).body.data;
+          return h[0]?.deliveries[0]?.status === 'skipped' ? h[0] : undefined;
+        });
+        expect(entry.deliveries[0].error).toContain('SMTP_URL');
+      } finally {
+        await none.close();
+      }
+    });
+  });
+
+  describe('push', () => {
+    it('subscriptions: create, list, delete; the endpoint must be an allowed push service', async () => {
+      const u = await signup(s);
+      const browser = pushSvc.subscribe();
+      const res = await s.request('POST', '/v1/push/subscriptions', { token: u.accessToken, body: { endpoint: browser.endpoint, expirationTime: null, keys: browser.keys } });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ id: expect.stringMatching(/^psub_/), endpoint: browser.endpoint, createdAt: expect.stringMatching(ISO) });
+      expect((await s.request('GET', '/v1/push/subscriptions', { token: u.accessToken })).body).toEqual({ data: [res.body] });
+      const requestsBefore = pushSvc.requests.length;
+      for (const endpoint of ['http://127.0.0.1:9/push', 'https://169.254.169.254/latest', 'https://localhost/push', 'https://10.0.0.1/push', 'http://[::1]:8080/push', 'https://evil.example.com/push', 'https://user:pw@fcm.googleapis.com/x', 'not a url', `${pushSvc.origin.replace('http:', 'https:')}/push/x`]) {
+        const bad = await s.request('POST', '/v1/push/subscriptions', { token: u.accessToken, body: { endpoint, keys: browser.keys } });
+        expect(bad.status, endpoint).toBe(400);
+        expect(errorOf(bad).code).toBe('VALIDATION_ERROR');
+      }
+      const badKeys = await s.request('POST', '/v1/push/subscriptions', { token: u.accessToken, body: { endpoint: browser.endpoint, keys: { p256dh: 'abc', auth: 'def' } } });
+      expect(badKeys.status).toBe(400);
+      expect(pushSvc.requests.length).toBe(requestsBefore);
+      expect((await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: u.accessToken })).status).toBe(204);
+      expect((await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: u.accessToken })).status).toBe(404);
+      expect((await s.request('GET', '/v1/push/subscriptions', { token: u.accessToken })).body.data).toEqual([]);
+    });
+
+    it('a firing reaches every subscribed browser, signed with VAPID and decryptable', async () => {
+      const u = await signup(s);
+      const browsers = [pushSvc.subscribe(), pushSvc.subscribe()];
+      for (const b of browsers) await s.request('POST', '/v1/push/subscriptions', { token: u.accessToken, body: { endpoint: b.endpoint, keys: b.keys } });
+      const p = await createProject(s, u, 'Payments');
+      const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { name: 'Card errors', channels: ['push'], condition: { level: 'error', threshold: 2, window: '5m' } }) })).body;
+      await ingest(s, p.apiKey, [{ message: 'card declined', level: 'error' }, { message: 'card declined', level: 'error' }]);
+      const [entry] = await settled(u, r.id);
+      expect(entry.deliveries).toEqual([{ channel: 'push', status: 'sent' }]);
+      for (const b of browsers) {
+        const got = pushSvc.deliveries.find((d) => b.endpoint.endsWith(d.path));
+        expect(got?.vapidOk).toBe(true);
+        expect(got?.payload).toMatchObject({ title: 'Card errors fired', ruleId: r.id, projectId: p.id, url: `https://logs.example.com/projects/${p.id}/alerts/${r.id}` });
+        expect(String(got?.payload.body)).toContain('2 error logs within 5m in Payments');
+      }
+    });
+
+    it('a subscription the push service says is gone (410) is removed', async () => {
+      const u = await signup(s);
+      const live = pushSvc.subscribe();
+      const gone = pushSvc.subscribe();
+      pushSvc.statusFor.set(new URL(gone.endpoint).pathname, 410);
+      for (const b of [live, gone]) await s.request('POST', '/v1/push/subscriptions', { token: u.accessToken, body: { endpoint: b.endpoint, keys: b.keys } });
+      const p = await createProject(s, u);
+      const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { channels: ['push'], condition: { level: 'error', threshold: 1, window: '5m' } }) })).body;
+      await ingest(s, p.apiKey, { message: 'x', level: 'error' });
+      const [entry] = await settled(u, r.id);
+      expect(entry.deliveries[0].status).toBe('sent');
+      const left = (await s.request('GET', '/v1/push/subscriptions', { token: u.accessToken })).body.data.map((x: { endpoint: string }) => x.endpoint);
+      expect(left).toEqual([live.endpoint]);
+    });
+
+    it('with no subscription, push is skipped with the reason', async () => {
+      const u = await signup(s);
+      const p = await createProject(s, u);
+      const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { channels: ['push'], condition: { level: 'error', threshold: 1, window: '5m' } }) })).body;
+      await ingest(s, p.apiKey, { message: 'x', level: 'error' });
+      const [entry] = await settled(u, r.id);
+      expect(entry.deliveries).toEqual([{ channel: 'push', status: 'skipped', error: 'no push subscriptions' }]);
+    });
+  });
+
+  describe('auth and tenancy', () => {
+    authAndTenancySuite({
+      server: () => s,
+      routes: [
+        { method: 'GET', path: () => '/v1/alerts', scoped: false },
+        { method: 'GET', path: (id) => `/v1/alerts/${id}` },
+        { method: 'PUT', path: (id) => `/v1/alerts/${id}`, body: { name: 'stolen' } },
+        { method: 'DELETE', path: (id) => `/v1/alerts/${id}` },
+        { method: 'GET', path: (id) => `/v1/alerts/${id}/history` },
+        { method: 'GET', path: () => '/v1/push/subscriptions', scoped: false },
+      ],
+      create: async (server, owner) => {
+        const p = await createProject(server, owner, 'owned');
+        return (await server.request('POST', '/v1/alerts', { token: owner.accessToken, body: rule(p.id) })).body.id;
+      },
+      randomId: () => newId('alt'),
+      read: (server, owner, id) => server.request('GET', `/v1/alerts/${id}`, { token: owner.accessToken }),
+    });
+  });
+
+  if (engine === 'postgres') {
+    describe('two nodes', () => {
+      let b: TestServer;
+      beforeAll(async () => {
+        b = await startServer(engine, { shareWith: s, env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin } });
+      });
+      afterAll(async () => {
+        await b?.close();
+      });
+
+      it('a burst split across both fires exactly once', async () => {
+        const u = await signup(s);
+        const p = await createProject(s, u, 'burst');
+        const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { name: 'burst rule', condition: { level: 'error', threshold: 5, window: '5m' } }) })).body;
+        const before = smtp.mails.filter((m) => m.to.includes(u.email)).length;
+        await Promise.all(Array.from({ length: 20 }, (_, i) => ingest(i % 2 ? b : s, p.apiKey, [{ message: `e${i}a`, level: 'error' }, { message: `e${i}b`, level: 'error' }])));
+        await settled(u, r.id);
+        await new Promise((r2) => setTimeout(r2, 800));
+        expect(await history(u, r.id)).toHaveLength(1);
+        expect(smtp.mails.filter((m) => m.to.includes(u.email)).length - before).toBe(1);
+      });
+    });
+  }
+});
