@@ -39,7 +39,7 @@ describeEngines('HTTP basics', (engine) => {
     const res = await s.request('GET', '/v1/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
-    for (const path of ['/v1/auth/signup', '/v1/auth/login', '/v1/auth/refresh', '/v1/auth/logout', '/v1/auth/me', '/v1/projects', '/v1/projects/{id}', '/v1/projects/{id}/rotate-key', '/v1/logs', '/v1/projects/{id}/logs', '/v1/projects/{id}/logs/stats', '/v1/projects/{id}/logs/tail']) {
+    for (const path of ['/v1/auth/signup', '/v1/auth/login', '/v1/auth/refresh', '/v1/auth/logout', '/v1/auth/me', '/v1/projects', '/v1/projects/{id}', '/v1/projects/{id}/rotate-key', '/v1/logs', '/v1/projects/{id}/logs', '/v1/projects/{id}/logs/stats', '/v1/projects/{id}/logs/tail', '/v1/alerts', '/v1/alerts/{id}', '/v1/alerts/{id}/history', '/v1/push/vapid-public-key', '/v1/push/subscriptions', '/v1/push/subscriptions/{id}']) {
       expect(Object.keys(res.body.paths)).toContain(path);
     }
     const signupOp = res.body.paths['/v1/auth/signup'].post;

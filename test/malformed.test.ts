@@ -33,17 +33,25 @@ const ENDPOINTS: [string, string, boolean][] = [
   ['GET', '/v1/projects/:id', true],
   ['PUT', '/v1/projects/:id', true],
   ['POST', '/v1/projects/:id/rotate-key', true],
+  ['POST', '/v1/logs', false],
+  ['GET', '/v1/projects/:id/logs', true],
+  ['POST', '/v1/alerts', true],
+  ['PUT', '/v1/alerts/:alert', true],
+  ['POST', '/v1/push/subscriptions', true],
 ];
 
 describeEngines('malformed input', (engine) => {
   let s: TestServer;
   let a: Account;
   let projectId: string;
+  let alertId: string;
   beforeAll(async () => {
     s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS_PER_IP: '100000', LOGIN_MAX_ATTEMPTS: '100000' } });
     a = await signup(s);
     await setPlan(s, a.id, 'enterprise');
     projectId = (await createProject(s, a)).id;
+    const rule = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId, name: 'r', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
+    alertId = rule.body.id;
   });
   afterAll(async () => {
     await s?.close();
@@ -53,7 +61,7 @@ describeEngines('malformed input', (engine) => {
     for (const [method, path, auth] of ENDPOINTS) {
       for (const [name, raw] of RAW_BODIES) {
         for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {
-          const res = await s.request(method, path.replace(':id', projectId), { raw: method === 'GET' ? undefined : raw, token: auth ? a.accessToken : undefined, headers: { 'content-type': contentType } });
+          const res = await s.request(method, path.replace(':id', projectId).replace(':alert', alertId), { raw: method === 'GET' ? undefined : raw, token: auth ? a.accessToken : undefined, headers: { 'content-type': contentType } });
           const label = `${method} ${path} ${name} (${contentType})`;
           expect(res.status, label).toBeGreaterThanOrEqual(200);
           expect(res.status, label).toBeLessThan(500);

@@ -10,6 +10,10 @@ import { translateError } from '../src/http/errors.js';
 import { AppError } from '../src/errors.js';
 import { decryptApiKey, encryptApiKey, generateApiKey, isWellFormedApiKey, maskApiKey } from '../src/features/projects/api-keys.js';
 import { checkLimit } from '../src/features/plans/plans.js';
+import { bucketSize, matchBatch, parseChannels, parseCondition } from '../src/features/alerts/rules.js';
+import { isAllowedPushEndpoint } from '../src/features/notifications/push-origins.js';
+import { headerSafe } from '../src/features/notifications/email.js';
+import { RE2JS } from 're2js';
 
 describe('durations', () => {
   it('parses the CONTRACT forms', () => {
@@ -146,5 +150,50 @@ describe('plan limits', () => {
     expect(checkLimit('free', 'projects', 1)).toEqual({ ok: false, limit: 1, message: 'Your free plan allows 1 project. The starter plan allows 5 projects.' });
     expect(checkLimit('pro', 'alerts', 50)).toMatchObject({ ok: false, limit: 50, message: expect.stringContaining('The enterprise plan allows unlimited alert rules per project.') });
     expect(checkLimit('enterprise', 'projects', 1_000_000)).toEqual({ ok: true });
+  });
+});
+
+describe('alert rules', () => {
+  it('parse conditions into their stored form', () => {
+    expect(parseCondition({ level: 'Error', threshold: 5, window: '5m', source: '', pattern: 'a|b' })).toEqual({ level: 4, threshold: 5, windowMs: 300_000, source: null, pattern: 'a|b' });
+    expect(() => parseCondition({ level: 'error', threshold: 5, window: '5' })).toThrow();
+    expect(parseChannels(['push', 'email', 'push'])).toEqual(['email', 'push']);
+  });
+  it('count a batch by level, source, pattern and window, into buckets of a sixtieth of the window', () => {
+    expect(bucketSize(300_000)).toBe(5000);
+    expect(bucketSize(1000)).toBe(1000);
+    const now = 1_000_000_000;
+    const rows = [
+      { ts: now - 1000, level: 4, source: 'api', message: 'db timeout' },
+      { ts: now - 2000, level: 4, source: 'api', message: 'ok' },
+      { ts: now - 3000, level: 3, source: 'api', message: 'db timeout' },
+      { ts: now - 4000, level: 4, source: 'web', message: 'db timeout' },
+      { ts: now - 400_000, level: 4, source: 'api', message: 'db timeout' },
+      { ts: now - 6000, level: 4, source: 'api', message: 'net timeout' },
+    ];
+    const m = matchBatch({ level: 4, source: 'api', windowMs: 300_000 }, RE2JS.compile('timeout'), rows, now);
+    expect(m.count).toBe(2);
+    expect(m.sample.map((r) => r.message)).toEqual(['db timeout', 'net timeout']);
+    expect([...m.buckets.values()].reduce((a, b) => a + b, 0)).toBe(2);
+  });
+});
+
+describe('push endpoints', () => {
+  const allowed = ['https://fcm.googleapis.com', 'https://*.push.apple.com', 'http://127.0.0.1:4000'];
+  it('are allowed by exact origin or host pattern only', () => {
+    expect(isAllowedPushEndpoint('https://fcm.googleapis.com/fcm/send/abc', allowed)).toBe(true);
+    expect(isAllowedPushEndpoint('https://web.push.apple.com/xyz', allowed)).toBe(true);
+    expect(isAllowedPushEndpoint('http://127.0.0.1:4000/push/1', allowed)).toBe(true);
+    for (const bad of ['http://fcm.googleapis.com/x', 'https://fcm.googleapis.com.evil.com/x', 'https://push.apple.com.evil/x', 'https://evilpush.apple.com/x', 'https://a@fcm.googleapis.com/x', 'http://127.0.0.1:4001/x', 'https://127.0.0.1:4000/x', 'file:///etc/passwd', 'nonsense']) {
+      expect(isAllowedPushEndpoint(bad, allowed), bad).toBe(false);
+    }
+  });
+});
+
+describe('email headers', () => {
+  it('user text is one bounded line', () => {
+    expect(headerSafe('a\r\nBcc: x@y.z')).toBe('a Bcc: x@y.z');
+    expect(headerSafe('x\u2028y')).toBe('x y');
+    expect(headerSafe('z'.repeat(500), 20)).toHaveLength(20);
   });
 });
