@@ -4,6 +4,7 @@ import * as m0001 from './migrations/0001_accounts.js';
 import * as m0002 from './migrations/0002_projects.js';
 import * as m0003 from './migrations/0003_logs.js';
 import * as m0004 from './migrations/0004_alerts.js';
+import * as m0005 from './migrations/0005_idempotency.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_projects': m0002,
   '0003_logs': m0003,
   '0004_alerts': m0004,
+  '0005_idempotency': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

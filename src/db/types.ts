@@ -127,6 +127,17 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface IdempotencyKeysTable {
+  project_id: string;
+  key: string;
+  body_hash: string;
+  /** in_flight or done */
+  state: string;
+  /** The JSON answer, once done. */
+  response: string | null;
+  created_at: number;
+}
+
 export interface DatabaseSchema {
   users: UsersTable;
   projects: ProjectsTable;
@@ -137,6 +148,7 @@ export interface DatabaseSchema {
   alert_deliveries: AlertDeliveriesTable;
   push_subscriptions: PushSubscriptionsTable;
   settings: SettingsTable;
+  idempotency_keys: IdempotencyKeysTable;
   refresh_tokens: RefreshTokensTable;
   login_throttle: LoginThrottleTable;
 }

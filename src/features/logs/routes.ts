@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -16,6 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The project an ingest request's API key belongs to. */
     projectId: string;
+    /** SHA-256 of an ingest request's decoded body, for Idempotency-Key. */
+    bodyHash: string;
   }
 }
 
@@ -26,13 +29,24 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
   return bearerToken(request);
 }
 
+/** The Idempotency-Key header: up to 255 visible ASCII characters. */
+function idempotencyKey(request: FastifyRequest): string | undefined {
+  const value = request.headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(value)) throw validationError('headers:/idempotency-key', 'must be 1 to 255 visible ASCII characters');
+  return value;
+}
+
 /** POST /v1/logs: its own body parsers (JSON, NDJSON, gzip/deflate) and API-key auth before the body is read. */
 export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsService }) {
   const { logs, projects } = deps;
   return async function (app: FastifyInstance) {
     app.removeContentTypeParser('application/json');
-    const parser = (ndjson: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> =>
-      parseBody(await decodeBody(raw, request.headers['content-encoding'] as string | undefined), ndjson);
+    const parser = (ndjson: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
+      const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
+      if (request.headers['idempotency-key'] !== undefined) request.bodyHash = createHash('sha256').update(body).digest('hex');
+      return parseBody(body, ndjson);
+    };
     app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(false));
     app.addContentTypeParser(NDJSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(true));
 
@@ -41,10 +55,11 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
       validatorCompiler: () => () => true,
       schema: {
         operationId: 'ingestLogs', tags: ['Logs'], summary: 'Send logs',
-        description: 'Authenticated by the project API key in `X-API-Key` or `Authorization: Bearer`. Answers 202 once the accepted logs are durably stored; logs that fail their checks are listed in `rejected` and cost the others nothing. Every log bad → 400. Overload → 503 OVERLOADED with Retry-After.',
+        description: 'Authenticated by the project API key in `X-API-Key` or `Authorization: Bearer`. Answers 202 once the accepted logs are durably stored; logs that fail their checks are listed in `rejected` and cost the others nothing. Every log bad → 400. Overload → 503 OVERLOADED with Retry-After. With `Idempotency-Key` (up to 255 characters) a retry of the same body within 24 hours gets the first answer (header `Idempotent-Replayed: true`) and stores nothing again; the same key with another body → 422; while the first is still in flight → 409.',
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
         security: [{ apiKey: [] }, { bearerAuth: [] }],
         body: S.IngestBody,
-        response: { 202: S.IngestResponse, ...errorResponses(400, 401, 413, 415, 503) },
+        response: { 202: S.IngestResponse, ...errorResponses(400, 401, 409, 413, 415, 422, 503) },
       },
       onRequest: async (request) => {
         const check = await projects.verifyApiKey(apiKeyOf(request));
@@ -53,7 +68,12 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
         }
         request.projectId = check.projectId;
       },
-    }, async (request, reply) => reply.status(202).send(await logs.ingest(request.projectId, request.body as unknown as BodyItem[])));
+    }, async (request, reply) => {
+      const key = idempotencyKey(request);
+      const { result, replayed } = await logs.ingest(request.projectId, request.body as unknown as BodyItem[], key === undefined ? undefined : { key, bodyHash: request.bodyHash });
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return reply.status(202).send(result);
+    });
   };
 }
 

@@ -8,6 +8,7 @@ import { PLAN_NAMES } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import type { BodyItem } from './body.js';
 import type { LogFilter } from './filter.js';
+import { claimKey, deleteExpiredKeys, releaseKey } from './idempotency.js';
 import { IngestQueue, type Committed } from './ingest-queue.js';
 import { LEVELS } from './levels.js';
 import { normaliseLog, type LogRow } from './normalise.js';
@@ -103,23 +104,34 @@ export function createLogsService(deps: { database: Database; config: Config; no
      * Checks every item, stores the good ones and answers only once they are durably committed.
      * Every item bad → 400 with the reasons.
      */
-    async ingest(projectId: string, items: BodyItem[]): Promise<IngestResult> {
+    async ingest(projectId: string, items: BodyItem[], idempotency?: { key: string; bodyHash: string }): Promise<{ result: IngestResult; replayed: boolean }> {
       const receivedAt = now();
-      const rows: LogRow[] = [];
-      const rejected: IngestResult['rejected'] = [];
-      items.forEach((item, index) => {
-        if ('error' in item) return void rejected.push({ index, message: item.error });
-        const n = normaliseLog(item.value, receivedAt);
-        if (n.ok) rows.push(n.row);
-        else rejected.push({ index, message: n.message });
-      });
-      if (rows.length === 0) {
-        const first = rejected[0]!;
-        throw new AppError('VALIDATION_ERROR', `No log was accepted: log ${first.index}: ${first.message}.`, { details: rejected.slice(0, 100).map((r) => ({ path: `/${r.index}`, message: r.message })) });
+      if (idempotency) {
+        const claim = await claimKey(db, projectId, idempotency.key, idempotency.bodyHash, receivedAt);
+        if (claim.kind === 'replay') return { result: JSON.parse(claim.response) as IngestResult, replayed: true };
       }
-      const committed = await queue.submit({ projectId, receivedAt, rows });
-      if (committed === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');
-      return { accepted: rows.length, rejected };
+      try {
+        const rows: LogRow[] = [];
+        const rejected: IngestResult['rejected'] = [];
+        items.forEach((item, index) => {
+          if ('error' in item) return void rejected.push({ index, message: item.error });
+          const n = normaliseLog(item.value, receivedAt);
+          if (n.ok) rows.push(n.row);
+          else rejected.push({ index, message: n.message });
+        });
+        if (rows.length === 0) {
+          const first = rejected[0]!;
+          throw new AppError('VALIDATION_ERROR', `No log was accepted: log ${first.index}: ${first.message}.`, { details: rejected.slice(0, 100).map((r) => ({ path: `/${r.index}`, message: r.message })) });
+        }
+        const result: IngestResult = { accepted: rows.length, rejected };
+        const committed = await queue.submit({ projectId, receivedAt, rows, idempotency: idempotency && { key: idempotency.key, response: JSON.stringify(result) } });
+        if (committed === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');
+        return { result, replayed: false };
+      } catch (err) {
+        // Nothing was committed: let a retry with the same key go ahead.
+        if (idempotency) await releaseKey(db, projectId, idempotency.key).catch(() => {});
+        throw err;
+      }
     },
 
     /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
@@ -191,6 +203,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
 
     /** Deletes logs past their plan's retention, in bounded batches, keeping logCount exact. */
     async runRetention(batch = 5000): Promise<number> {
+      await deleteExpiredKeys(db, now());
       let total = 0;
       for (const plan of PLAN_NAMES) {
         const cutoff = now() - config.retentionDays[plan] * 86_400_000;

@@ -10,6 +10,8 @@ export interface Batch {
   projectId: string;
   receivedAt: number;
   rows: LogRow[];
+  /** When the request had an Idempotency-Key: marked done, with its answer, in the same transaction. */
+  idempotency?: { key: string; response: string };
 }
 
 /**
@@ -36,6 +38,7 @@ export interface LogWriter {
 interface Columns {
   projectId: string;
   receivedAt: number;
+  idempotency: { key: string; response: string } | undefined;
   ts: number[];
   level: number[];
   source: (string | null)[];
@@ -45,7 +48,7 @@ interface Columns {
 
 function toColumns(b: Batch): Columns {
   const n = b.rows.length;
-  const c: Columns = { projectId: b.projectId, receivedAt: b.receivedAt, ts: new Array(n), level: new Array(n), source: new Array(n), message: new Array(n), metadata: new Array(n) };
+  const c: Columns = { projectId: b.projectId, receivedAt: b.receivedAt, idempotency: b.idempotency, ts: new Array(n), level: new Array(n), source: new Array(n), message: new Array(n), metadata: new Array(n) };
   b.rows.forEach((r, i) => {
     c.ts[i] = r.ts;
     c.level[i] = r.level;
@@ -69,6 +72,7 @@ function sqliteWriterThread(require: NodeRequire) {
   const current = db.prepare('select last_seq from projects where id = ?');
   const newest = db.prepare('select coalesce(max(seq), 0) as seq from logs');
   const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = ? where id = ?');
+  const idempotent = db.prepare("update idempotency_keys set state = 'done', response = ? where project_id = ? and key = ?");
   // Multi-row INSERTs: one call into SQLite per 100 rows instead of per row.
   const ROWS_PER_INSERT = 100;
   const inserts = new Map<number, import('better-sqlite3').Statement>();
@@ -105,6 +109,7 @@ function sqliteWriterThread(require: NodeRequire) {
         insertFor(end - start).run(params);
       }
       bump.run(n, first + n - 1, b.projectId);
+      if (b.idempotency) idempotent.run(b.idempotency.response, b.projectId, b.idempotency.key);
       return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
     }),
   );
@@ -198,6 +203,9 @@ export function createPostgresWriter(db: Db): LogWriter {
             select ${b.projectId}, ${last - n}::bigint + t.i, t.ts, ${b.receivedAt}::bigint, t.level, t.source, t.message, t.metadata
             from unnest(${c.ts}::bigint[], ${c.level}::smallint[], ${c.source}::text[], ${c.message}::text[], ${c.metadata}::text[])
               with ordinality as t(ts, level, source, message, metadata, i)`.execute(tx);
+          if (b.idempotency) {
+            await sql`update idempotency_keys set state = 'done', response = ${b.idempotency.response} where project_id = ${b.projectId} and key = ${b.idempotency.key}`.execute(tx);
+          }
           await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}`})`.execute(tx);
           results.push({ prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last });
         }
