@@ -10,7 +10,7 @@ import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
 import { ingestRoutes, logQueryRoutes } from './features/logs/routes.js';
 import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
-import { installErrorHandling } from './http/errors.js';
+import { errorResponses, installErrorHandling, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { createServices, type Clock, type Services } from './services.js';
 
@@ -45,6 +45,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     bodyLimit: 1024 * 1024,
+    maxParamLength: 200,
+    // Errors Fastify raises before routing (an overlong path parameter, a malformed URL) get the
+    // contract's body too. An id too long to exist is simply not found.
+    frameworkErrors: (error, request, reply) => {
+      const notFound = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      void sendError(reply, request, notFound ? { status: 404, code: 'NOT_FOUND', message: 'The resource was not found.' } : translateError(error));
+    },
     ajv: { customOptions: { strict: false } },
   });
 
@@ -70,6 +77,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Responses finished while closing end their keep-alive connection, so the close can complete.
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
+  });
+
+  // Every route can answer these: a malformed or oversized body, a content type it does not take,
+  // and 503 while the server shuts down. Documented once here rather than on every route.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide) return;
+    route.schema = { ...route.schema, response: { ...errorResponses(400, 413, 415, 503), ...(route.schema?.response as object | undefined) } };
   });
 
   await app.register(swagger, {
