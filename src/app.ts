@@ -45,7 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     bodyLimit: 1024 * 1024,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     // Errors Fastify raises before routing (an overlong path parameter, a malformed URL) get the
     // contract's body too. An id too long to exist is simply not found.
     frameworkErrors: (error, request, reply) => {

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, describeEngines, request, signup, startServer, type TestDatabase, type TestServer } from './harness.js';
+import { createTestDatabase, describeEngines, request, signup, spawnServer, startServer, type TestDatabase, type TestServer } from './harness.js';
 
 const CLI = path.resolve('bin/loglane.js');
 if (!fs.existsSync(path.resolve('dist/cli.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does).');
@@ -22,27 +22,6 @@ function run(args: string[], env: Record<string, string>): Promise<Run> {
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** Starts `loglane serve` and resolves once it says where it listens. */
-function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI, 'serve'], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env } });
-  let out = '';
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /Loglane listening on (http:\/\/[^"\s]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, output: () => out, exited });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('close', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
   });
 }
 
@@ -82,7 +61,7 @@ describeEngines('loglane CLI', (engine) => {
   });
 
   it('serve starts, serves requests, and stops cleanly with exit 0 on SIGTERM, finishing in-flight requests', async () => {
-    const server = await serve(db.env);
+    const server = await spawnServer(db.env);
     expect((await request(server.url, 'GET', '/readyz')).status).toBe(200);
     const pending = Array.from({ length: 4 }, (_, i) =>
       request(server.url, 'POST', '/v1/auth/signup', { body: { email: `inflight-${i}-${Date.now()}@example.com`, password: 'long enough' } }),
@@ -98,7 +77,7 @@ describeEngines('loglane CLI', (engine) => {
 
   if (engine === 'sqlite') {
     it('on first start without SECRET_KEY, generates one into DATA_DIR with mode 0600, and reuses it', async () => {
-      const server = await serve(db.env);
+      const server = await spawnServer(db.env);
       const file = path.join(db.env.DATA_DIR!, 'secret.key');
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       const key = fs.readFileSync(file, 'utf8');
@@ -109,7 +88,7 @@ describeEngines('loglane CLI', (engine) => {
       expect(await server.exited).toBe(0);
 
       // After a restart the same key signs, so the earlier access token still works.
-      const again = await serve(db.env);
+      const again = await spawnServer(db.env);
       expect(fs.readFileSync(file, 'utf8')).toBe(key);
       expect((await request(again.url, 'GET', '/v1/auth/me', { token: session.accessToken })).status).toBe(200);
       again.child.kill('SIGTERM');

@@ -141,6 +141,19 @@ export async function request(baseUrl: string, method: string, urlPath: string, 
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
+/**
+ * Every password, token and API key the helpers below hand out. When a server closes, its log
+ * lines are searched for all of them: no secret may ever reach a log, in any test.
+ */
+export const ISSUED_SECRETS = new Set<string>();
+
+function assertNoSecretsIn(logs: string[]): void {
+  const text = logs.join('');
+  for (const secret of ISSUED_SECRETS) {
+    if (secret.length >= 8 && text.includes(secret)) throw new Error(`a secret reached the server log: ${secret.slice(0, 6)}…`);
+  }
+}
+
 /** Starts the real app on a fresh database of the given engine. */
 export async function startServer(
   engine: Engine,
@@ -178,6 +191,7 @@ export async function startServer(
       await app.close();
       await database.close();
       await testDb.drop();
+      assertNoSecretsIn(logs);
     },
   };
 }
@@ -200,6 +214,7 @@ export async function signup(server: TestServer, overrides: { email?: string; pa
   const password = overrides.password ?? `pw-${randomBytes(8).toString('hex')}`;
   const res = await server.request('POST', '/v1/auth/signup', { body: { email, password } });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
+  for (const secret of [password, res.body.accessToken, res.body.refreshToken]) ISSUED_SECRETS.add(secret);
   return { id: res.body.user.id, email: res.body.user.email, password, accessToken: res.body.accessToken, refreshToken: res.body.refreshToken };
 }
 
@@ -236,6 +251,7 @@ export async function expiredAccessToken(server: TestServer, userId: string): Pr
 export async function createProject(server: TestServer, account: Account, name = 'Test project'): Promise<{ id: string; apiKey: string }> {
   const res = await server.request('POST', '/v1/projects', { token: account.accessToken, body: { name } });
   if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
+  ISSUED_SECRETS.add(res.body.apiKey);
   return res.body;
 }
 
@@ -321,4 +337,37 @@ export async function openTail(server: TestServer, token: string, projectId: str
     close: () => controller.abort(),
     body: res.ok ? undefined : await res.text(),
   };
+}
+
+export interface ServerProcess {
+  child: import('node:child_process').ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+  output: () => string;
+}
+
+/** Starts `loglane serve` as its own process and resolves once it says where it listens. */
+export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+  const { spawn } = await import('node:child_process');
+  const cli = path.resolve('bin/loglane.js');
+  const child = spawn(process.execPath, [cli, 'serve'], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env } });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /Loglane listening on (http:\/\/[^"\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, exited, output: () => out });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${out}`));
+    });
+  });
 }

@@ -3,47 +3,14 @@
  * under load. The server runs as a real process (`loglane serve`) on a real database. Sizes are
  * small by default (CI); `npm run test:reliability` runs the full ones.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/connect.js';
 import { loadConfig } from '../src/config.js';
-import { createTestDatabase, describeEngines, request, type TestDatabase } from './harness.js';
+import { createTestDatabase, describeEngines, request, spawnServer as serve, type TestDatabase } from './harness.js';
 
 const FULL = process.env.LOGLANE_RELIABILITY === 'full';
 const KILL_CYCLES = Number(process.env.LOGLANE_KILL_CYCLES ?? (FULL ? 50 : 6));
 const BATCH = 50;
-const CLI = path.resolve('bin/loglane.js');
-
-interface Server {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-  output: () => string;
-}
-
-function serve(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve'], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env } });
-  let out = '';
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /Loglane listening on (http:\/\/[^"\s]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exited, output: () => out });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}:\n${out}`));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
