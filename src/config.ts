@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseDuration } from './duration.js';
-import { PLAN_NAMES, type PlanName } from './features/plans/plans.js';
+import { DEFAULT_INGEST_RATES, PLAN_NAMES, type PlanName } from './features/plans/plans.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -31,6 +31,8 @@ export interface Config {
   readonly queryBudgetMs: number;
   readonly maxTailsPerUser: number;
   readonly tailHeartbeatMs: number;
+  /** Logs per second per project, per plan (0: no limit). */
+  readonly ingestRates: Readonly<Record<PlanName, number>>;
   /** Days of logs kept per plan. */
   readonly retentionDays: Readonly<Record<PlanName, number>>;
   readonly retentionIntervalMs: number;
@@ -187,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 100, 600_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
     tailHeartbeatMs: duration('TAIL_HEARTBEAT', '15s', 1_000, 3_600_000),
+    ingestRates: Object.fromEntries(PLAN_NAMES.map((p) => [p, integer(`INGEST_RATE_${p.toUpperCase()}`, DEFAULT_INGEST_RATES[p], 0, 100_000_000)])) as Record<PlanName, number>,
     retentionDays: {
       free: integer('RETENTION_DAYS_FREE', 7, 1, 36_500),
       starter: integer('RETENTION_DAYS_STARTER', 30, 1, 36_500),

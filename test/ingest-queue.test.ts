@@ -106,3 +106,33 @@ describeEngines('ingestion under overload', (engine) => {
     expect(project.logCount).toBe(accepted);
   });
 });
+
+describeEngines('per-plan ingest rate limits', (engine) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(engine, { env: { INGEST_RATE_FREE: '100', INGEST_RATE_STARTER: '0' } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('past the plan\'s rate a project gets 429 RATE_LIMITED with Retry-After; it refills; other plans and projects are unaffected', async () => {
+    const a = await signup(s);
+    const p = await createProject(s, a);
+    // The bucket holds one full request (10,000 logs) at first.
+    expect((await ingest(s, p.apiKey, Array.from({ length: 10_000 }, (_, i) => ({ message: `m${i}` })))).status).toBe(202);
+    const limited = await ingest(s, p.apiKey, Array.from({ length: 500 }, () => ({ message: 'five seconds worth' })));
+    expect(limited.status).toBe(429);
+    expect(errorOf(limited).code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    s.clock.advance(6000);
+    expect((await ingest(s, p.apiKey, Array.from({ length: 500 }, () => ({ message: 'refilled' })))).status).toBe(202);
+
+    const b = await signup(s);
+    await setPlan(s, b.id, 'starter');
+    const q = await createProject(s, b);
+    for (let i = 0; i < 3; i++) expect((await ingest(s, q.apiKey, Array.from({ length: 10_000 }, () => ({ message: 'unlimited' })))).status).toBe(202);
+    const project = (await s.request('GET', `/v1/projects/${p.id}`, { token: a.accessToken })).body;
+    expect(project.logCount).toBe(10_500);
+  });
+});

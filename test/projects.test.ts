@@ -116,7 +116,7 @@ describeEngines('projects', (engine) => {
   it('rotate answers a new full key; the old key is refused and the new one accepted at once', async () => {
     const a = await signup(s);
     const p = await createProject(s, a);
-    expect(await s.app.services.projects.verifyApiKey(p.apiKey)).toEqual({ ok: true, projectId: p.id, userId: a.id });
+    expect(await s.app.services.projects.verifyApiKey(p.apiKey)).toEqual({ ok: true, projectId: p.id, userId: a.id, plan: 'free' });
     const res = await s.request('POST', `/v1/projects/${p.id}/rotate-key`, { token: a.accessToken });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['apiKey']);
@@ -124,7 +124,7 @@ describeEngines('projects', (engine) => {
     expect(res.body.apiKey).not.toBe(p.apiKey);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(await s.app.services.projects.verifyApiKey(p.apiKey)).toEqual({ ok: false, reason: 'unknown' });
-    expect(await s.app.services.projects.verifyApiKey(res.body.apiKey)).toEqual({ ok: true, projectId: p.id, userId: a.id });
+    expect(await s.app.services.projects.verifyApiKey(res.body.apiKey)).toEqual({ ok: true, projectId: p.id, userId: a.id, plan: 'free' });
     expect((await s.request('GET', `/v1/projects/${p.id}`, { token: a.accessToken })).body.apiKey).toBe(res.body.apiKey);
   });
 

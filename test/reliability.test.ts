@@ -10,6 +10,7 @@ import { createTestDatabase, describeEngines, request, spawnServer as serve, typ
 
 const FULL = process.env.LOGLANE_RELIABILITY === 'full';
 const KILL_CYCLES = Number(process.env.LOGLANE_KILL_CYCLES ?? (FULL ? 50 : 6));
+const OVERLOAD_SECONDS = Number(process.env.LOGLANE_OVERLOAD_SECONDS ?? (FULL ? 30 : 5));
 const BATCH = 50;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,6 +22,8 @@ describeEngines('crash and shutdown safety', (engine) => {
 
   beforeAll(async () => {
     db = await createTestDatabase(engine);
+    // Enterprise: no ingest rate limit, so the load is limited only by the server.
+    db.env.DEFAULT_PLAN = 'enterprise';
     const server = await serve(db.env);
     const signup = await request(server.url, 'POST', '/v1/auth/signup', { body: { email: `crash-${Date.now()}@example.com`, password: 'long enough' } });
     const project = await request(server.url, 'POST', '/v1/projects', { token: signup.body.accessToken, body: { name: 'crash' } });
@@ -130,4 +133,47 @@ describeEngines('crash and shutdown safety', (engine) => {
     expect(ackedLogs).toBeGreaterThan(0);
     expect((await stored()).rows.length - before).toBe(ackedLogs);
   }, 120_000);
+
+  it(`overload (${OVERLOAD_SECONDS} s at well over capacity): only 202/429/503, each refusal with Retry-After, nothing acknowledged lost, latency back to normal after`, async () => {
+    const server = await serve({ ...db.env, INGEST_QUEUE_LIMIT: '20000' });
+    const single = async () => {
+      const t0 = performance.now();
+      const res = await request(server.url, 'POST', '/v1/logs', { headers: { 'x-api-key': apiKey }, body: { message: 'probe' } });
+      expect(res.status).toBe(202);
+      return performance.now() - t0;
+    };
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    const baseline: number[] = [];
+    for (let i = 0; i < 10; i++) baseline.push(await single());
+    const before = (await stored()).rows.length;
+
+    const statuses = new Map<number, number>();
+    let ackedLogs = 0;
+    let missingRetryAfter = 0;
+    const until = Date.now() + OVERLOAD_SECONDS * 1000;
+    const body = Array.from({ length: 2000 }, (_, i) => ({ message: `overload:${i}:${'x'.repeat(120)}`, level: 'info', source: 'load' }));
+    // 24 clients that never wait: several times what two cores commit.
+    await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        while (Date.now() < until) {
+          const res = await request(server.url, 'POST', '/v1/logs', { headers: { 'x-api-key': apiKey }, body });
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (res.status === 202) ackedLogs += res.body.accepted;
+          else if (res.headers.get('retry-after') === null) missingRetryAfter++;
+        }
+      }),
+    );
+    const after: number[] = [];
+    for (let i = 0; i < 10; i++) after.push(await single());
+    ackedLogs += after.length;
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const stored_ = (await stored()).rows.length - before;
+    console.log(`[${engine}] overload ${OVERLOAD_SECONDS} s: statuses ${JSON.stringify(Object.fromEntries(statuses))}; acknowledged ${ackedLogs} logs, stored ${stored_}; single-log latency median before ${median(baseline).toFixed(1)} ms, after ${median(after).toFixed(1)} ms`);
+    for (const status of statuses.keys()) expect([202, 429, 503]).toContain(status);
+    expect(missingRetryAfter).toBe(0);
+    expect(stored_).toBe(ackedLogs);
+    expect(median(after)).toBeLessThan(Math.max(5 * median(baseline), 100));
+  }, 180_000);
 });

@@ -15,8 +15,9 @@ import * as S from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The project an ingest request's API key belongs to. */
+    /** The project an ingest request's API key belongs to, and its owner's plan. */
     projectId: string;
+    plan: string;
     /** SHA-256 of an ingest request's decoded body, for Idempotency-Key. */
     bodyHash: string;
   }
@@ -55,11 +56,11 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
       validatorCompiler: () => () => true,
       schema: {
         operationId: 'ingestLogs', tags: ['Logs'], summary: 'Send logs',
-        description: 'Authenticated by the project API key in `X-API-Key` or `Authorization: Bearer`. Answers 202 once the accepted logs are durably stored; logs that fail their checks are listed in `rejected` and cost the others nothing. Every log bad → 400. Overload → 503 OVERLOADED with Retry-After. With `Idempotency-Key` (up to 255 characters) a retry of the same body within 24 hours gets the first answer (header `Idempotent-Replayed: true`) and stores nothing again; the same key with another body → 422; while the first is still in flight → 409.',
+        description: 'Authenticated by the project API key in `X-API-Key` or `Authorization: Bearer`. Answers 202 once the accepted logs are durably stored; logs that fail their checks are listed in `rejected` and cost the others nothing. Every log bad → 400. Over the plan\'s ingest rate → 429 RATE_LIMITED; overload → 503 OVERLOADED; both with Retry-After. With `Idempotency-Key` (up to 255 characters) a retry of the same body within 24 hours gets the first answer (header `Idempotent-Replayed: true`) and stores nothing again; the same key with another body → 422; while the first is still in flight → 409.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
         security: [{ apiKey: [] }, { bearerAuth: [] }],
         body: S.IngestBody,
-        response: { 202: S.IngestResponse, ...errorResponses(400, 401, 409, 413, 415, 422, 503) },
+        response: { 202: S.IngestResponse, ...errorResponses(400, 401, 409, 413, 415, 422, 429, 503) },
       },
       onRequest: async (request) => {
         const check = await projects.verifyApiKey(apiKeyOf(request));
@@ -67,10 +68,11 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
           throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? 'Send the project API key in the X-API-Key header (or as Authorization: Bearer <key>).' : 'The API key is not valid.');
         }
         request.projectId = check.projectId;
+        request.plan = check.plan;
       },
     }, async (request, reply) => {
       const key = idempotencyKey(request);
-      const { result, replayed } = await logs.ingest(request.projectId, request.body as unknown as BodyItem[], key === undefined ? undefined : { key, bodyHash: request.bodyHash });
+      const { result, replayed } = await logs.ingest(request.projectId, request.plan, request.body as unknown as BodyItem[], key === undefined ? undefined : { key, bodyHash: request.bodyHash });
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(202).send(result);
     });

@@ -10,6 +10,7 @@ import type { BodyItem } from './body.js';
 import type { LogFilter } from './filter.js';
 import { claimKey, deleteExpiredKeys, releaseKey } from './idempotency.js';
 import { IngestQueue, type Committed } from './ingest-queue.js';
+import { IngestRateLimiter } from './rate-limit.js';
 import { LEVELS } from './levels.js';
 import { normaliseLog, type LogRow } from './normalise.js';
 import { listenForCommits } from './pg-listener.js';
@@ -86,6 +87,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
     }
   }
 
+  const limiter = new IngestRateLimiter(config.ingestRates, now);
   const queue = new IngestQueue(writer, { maxQueuedLogs: config.ingestQueueLimit, maxLogsPerCommit: config.ingestCommitMaxLogs, onCommit });
   let listener: ReturnType<typeof listenForCommits> | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
@@ -104,7 +106,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
      * Checks every item, stores the good ones and answers only once they are durably committed.
      * Every item bad → 400 with the reasons.
      */
-    async ingest(projectId: string, items: BodyItem[], idempotency?: { key: string; bodyHash: string }): Promise<{ result: IngestResult; replayed: boolean }> {
+    async ingest(projectId: string, plan: string, items: BodyItem[], idempotency?: { key: string; bodyHash: string }): Promise<{ result: IngestResult; replayed: boolean }> {
       const receivedAt = now();
       if (idempotency) {
         const claim = await claimKey(db, projectId, idempotency.key, idempotency.bodyHash, receivedAt);
@@ -123,6 +125,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
           const first = rejected[0]!;
           throw new AppError('VALIDATION_ERROR', `No log was accepted: log ${first.index}: ${first.message}.`, { details: rejected.slice(0, 100).map((r) => ({ path: `/${r.index}`, message: r.message })) });
         }
+        limiter.take(projectId, plan, rows.length);
         const result: IngestResult = { accepted: rows.length, rejected };
         const committed = await queue.submit({ projectId, receivedAt, rows, idempotency: idempotency && { key: idempotency.key, response: JSON.stringify(result) } });
         if (committed === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');

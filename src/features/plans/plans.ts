@@ -14,6 +14,12 @@ export function isPlanName(value: string): value is PlanName {
   return Object.hasOwn(PLANS, value);
 }
 
+/**
+ * Default ingest rates per plan, in logs per second per project (0: no limit). Settings
+ * INGEST_RATE_<PLAN> override them.
+ */
+export const DEFAULT_INGEST_RATES: Record<PlanName, number> = { free: 1_000, starter: 5_000, pro: 20_000, enterprise: 0 };
+
 /** Subscription states: only `active` is used today; the rest are reserved by the CONTRACT. */
 export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'canceled'] as const;
 

@@ -51,5 +51,10 @@ export async function deleteProject(db: Executor, userId: string, id: string): P
 
 /** The ingest path's lookup: by digest only, every time, so a rotated key is refused at once on every node. */
 export function findProjectByKeyHash(db: Executor, hash: string) {
-  return db.selectFrom('projects').select(['id', 'user_id']).where('api_key_hash', '=', hash).executeTakeFirst();
+  return db
+    .selectFrom('projects')
+    .innerJoin('users', 'users.id', 'projects.user_id')
+    .select(['projects.id', 'projects.user_id', 'users.plan'])
+    .where('projects.api_key_hash', '=', hash)
+    .executeTakeFirst();
 }

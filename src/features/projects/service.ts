@@ -17,7 +17,7 @@ export interface Project {
   updatedAt: string;
 }
 
-export type ApiKeyCheck = { ok: true; projectId: string; userId: string } | { ok: false; reason: 'missing' | 'malformed' | 'unknown' };
+export type ApiKeyCheck = { ok: true; projectId: string; userId: string; plan: string } | { ok: false; reason: 'missing' | 'malformed' | 'unknown' };
 
 export type ProjectsService = ReturnType<typeof createProjectsService>;
 
@@ -126,7 +126,7 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
       if (!key) return { ok: false, reason: 'missing' };
       if (!isWellFormedApiKey(key)) return { ok: false, reason: 'malformed' };
       const row = await repo.findProjectByKeyHash(db, hashApiKey(key));
-      return row ? { ok: true, projectId: row.id, userId: row.user_id } : { ok: false, reason: 'unknown' };
+      return row ? { ok: true, projectId: row.id, userId: row.user_id, plan: row.plan } : { ok: false, reason: 'unknown' };
     },
   };
 }

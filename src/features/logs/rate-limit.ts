@@ -1,0 +1,43 @@
+import { AppError } from '../../errors.js';
+
+/**
+ * Per-project ingest rate limits: a token bucket per project that refills at the plan's rate
+ * (logs per second) and holds two seconds' worth, and at least one full request (10,000 logs), so
+ * any valid request can pass once the bucket has refilled.
+ *
+ * The buckets live in this process. On SQLite (one node) that is exact; in a PostgreSQL cluster
+ * each node admits up to the rate, so N nodes admit up to N times it. A shared bucket would put a
+ * database write in front of every ingest request.
+ */
+export class IngestRateLimiter {
+  #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly rates: Readonly<Record<string, number>>,
+    private readonly now: () => number,
+  ) {}
+
+  /** Takes `n` logs' worth from the project's bucket, or throws 429 RATE_LIMITED with Retry-After. */
+  take(projectId: string, plan: string, n: number): void {
+    const rate = this.rates[plan] ?? 0;
+    if (rate <= 0) return;
+    const capacity = Math.max(rate * 2, 10_000);
+    const t = this.now();
+    const bucket = this.#buckets.get(projectId) ?? { tokens: capacity, at: t };
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((t - bucket.at) / 1000) * rate);
+    bucket.at = t;
+    if (bucket.tokens < n) {
+      this.#buckets.set(projectId, bucket);
+      const wait = Math.ceil((n - bucket.tokens) / rate);
+      throw new AppError('RATE_LIMITED', `This project's plan takes up to ${rate.toLocaleString('en')} logs per second; slow down and retry after the delay in Retry-After.`, { retryAfter: Math.max(1, wait) });
+    }
+    bucket.tokens -= n;
+    this.#buckets.set(projectId, bucket);
+    if (this.#buckets.size > 100_000) this.#prune(t);
+  }
+
+  /** Forgets buckets that have been full for a while. */
+  #prune(t: number): void {
+    for (const [id, b] of this.#buckets) if (t - b.at > 60_000) this.#buckets.delete(id);
+  }
+}
