@@ -327,6 +327,13 @@ describeEngines('alert rules', (engine) => {
       const badKeys = await s.request('POST', '/v1/push/subscriptions', { token: u.accessToken, body: { endpoint: browser.endpoint, keys: { p256dh: 'abc', auth: 'def' } } });
       expect(badKeys.status).toBe(400);
       expect(pushSvc.requests.length).toBe(requestsBefore);
+      // Another user cannot see or delete it: 404 exactly like an id that does not exist.
+      const stranger = await signup(s);
+      const theirs = await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: stranger.accessToken });
+      const missing = await s.request('DELETE', `/v1/push/subscriptions/${newId('psub')}`, { token: stranger.accessToken });
+      expect(theirs.status).toBe(404);
+      expect({ ...theirs.body.error, requestId: 0 }).toEqual({ ...missing.body.error, requestId: 0 });
+      expect((await s.request('GET', '/v1/push/subscriptions', { token: stranger.accessToken })).body.data).toEqual([]);
       expect((await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: u.accessToken })).status).toBe(204);
       expect((await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: u.accessToken })).status).toBe(404);
       expect((await s.request('GET', '/v1/push/subscriptions', { token: u.accessToken })).body.data).toEqual([]);
