@@ -73,7 +73,7 @@ function validFor(schema: Schema | undefined, name: string, ctx: Fixtures, depth
       const props = schema.properties ?? {};
       const record: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [key, sub] of Object.entries(props)) record[key] = valueFor(sub as Schema, key, ctx, depth + 1);
-      const required = (schema.required ?? []).filter((k: string) => Math.random() < 0.95);
+      const required = (schema.required ?? []).filter(() => Math.random() < 0.95);
       return fc.tuple(fc.record(record, { requiredKeys: required }), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 })).map(([r, extra]) => ({ ...extra, ...r }));
     }
     default:
