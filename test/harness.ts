@@ -354,7 +354,10 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // never leave a half-started server behind
+      reject(new Error(`serve did not start:\n${out}`));
+    }, 20_000);
     const onData = (d: Buffer) => {
       out += d;
       const m = /Loglane listening on (http:\/\/[^"\s]+)/.exec(out);

@@ -42,20 +42,22 @@ export function enabledRules(db: Executor, projectId: string): Promise<RuleRow[]
   return db.selectFrom('alert_rules').selectAll().where('project_id', '=', projectId).where('enabled', '=', 1).execute();
 }
 
-export async function addCounts(db: Executor, ruleId: string, buckets: Map<number, number>): Promise<void> {
-  for (const [bucket, n] of buckets) {
-    await db
-      .insertInto('alert_counts')
-      .values({ rule_id: ruleId, bucket, n })
-      .onConflict((oc) => oc.columns(['rule_id', 'bucket']).doUpdateSet({ n: sql<number>`alert_counts.n + ${n}` }))
-      .execute();
-  }
+/**
+ * Adds a batch's matches for every rule in one statement (a multi-row upsert), so a batch costs
+ * the same two statements however many rules it matches.
+ */
+export async function addCounts(db: Executor, counts: { ruleId: string; bucket: number; n: number }[]): Promise<void> {
+  if (counts.length === 0) return;
+  await db
+    .insertInto('alert_counts')
+    .values(counts.map((c) => ({ rule_id: c.ruleId, bucket: c.bucket, n: c.n })))
+    .onConflict((oc) => oc.columns(['rule_id', 'bucket']).doUpdateSet({ n: sql<number>`alert_counts.n + excluded.n` }))
+    .execute();
 }
 
-/** Matching logs counted from `from` on. */
-export async function windowCount(db: Executor, ruleId: string, from: number): Promise<number> {
-  const row = await db.selectFrom('alert_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('rule_id', '=', ruleId).where('bucket', '>=', from).executeTakeFirst();
-  return Number(row?.n ?? 0);
+/** The counter buckets of these rules from `from` on, for each rule to sum over its own window. */
+export function countsSince(db: Executor, ruleIds: string[], from: number) {
+  return db.selectFrom('alert_counts').select(['rule_id', 'bucket', 'n']).where('rule_id', 'in', ruleIds).where('bucket', '>=', from).execute();
 }
 
 export async function deleteOldCounts(db: Executor, before: number): Promise<void> {

@@ -216,15 +216,24 @@ export function createAlertsService(deps: { db: Db; now: () => number; log: Fast
       if (rules.length === 0) return;
       const rows = batch();
       const t = now();
+      const matched: { rule: repo.RuleRow; from: number; sample: LogRowStored[] }[] = [];
+      const counts: { ruleId: string; bucket: number; n: number }[] = [];
       for (const rule of rules) {
         const windowMs = Number(rule.window_ms);
         const match = matchBatch({ level: rule.level, source: rule.source, windowMs }, compiled(rule.pattern), rows, t, SAMPLE_SIZE);
         if (match.count === 0) continue;
-        await repo.addCounts(db, rule.id, match.buckets);
+        for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.id, bucket, n });
         const size = bucketSize(windowMs);
         const from = t - windowMs;
-        const count = await repo.windowCount(db, rule.id, from - (from % size));
-        if (count >= rule.threshold) await fire(rule, count, match.sample);
+        matched.push({ rule, from: from - (from % size), sample: match.sample });
+      }
+      if (matched.length === 0) return;
+      // Two statements per batch: add every rule's matches, then read back every matched rule's window.
+      await repo.addCounts(db, counts);
+      const buckets = await repo.countsSince(db, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
+      for (const { rule, from, sample } of matched) {
+        const count = buckets.reduce((sum, b) => (b.rule_id === rule.id && Number(b.bucket) >= from ? sum + Number(b.n) : sum), 0);
+        if (count >= rule.threshold) await fire(rule, count, sample);
       }
     },
 
