@@ -37,13 +37,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import { generateLogs, type BenchLog } from './logs.js';
 import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer } from './server.js';
+import { parseBenchArgs } from './options.js';
 
 const RULE_COUNTS = [1, 10, 100] as const;
 const PROBE_GAP_MS = 100;
@@ -83,36 +83,25 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      engine: { type: 'string', default: 'both' },
+  const { values, engines, engineProblem, pgAdminUrl } = parseBenchArgs(argv, USAGE, {
       duration: { type: 'string', default: '15' },
       probes: { type: 'string', default: '50' },
       'background-rate': { type: 'string', default: '2000' },
       clients: { type: 'string', default: '10' },
-      'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
   });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const engines: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
   const durationS = Number(values.duration);
   const probes = Number(values.probes);
   const backgroundRate = Number(values['background-rate']);
   const clients = Number(values.clients);
   const problems = [
-    engines[values.engine] ? undefined : `--engine must be sqlite, postgres or both (got "${values.engine}")`,
+    engineProblem,
     Number.isFinite(durationS) && durationS > 0 ? undefined : `--duration must be a positive number of seconds (got "${values.duration}")`,
     Number.isInteger(probes) && probes >= 1 ? undefined : `--probes must be a whole number of at least 1 (got "${values.probes}")`,
     Number.isFinite(backgroundRate) && backgroundRate > 0 ? undefined : `--background-rate must be a positive number of logs per second (got "${values['background-rate']}")`,
     Number.isInteger(clients) && clients >= 1 ? undefined : `--clients must be a whole number of at least 1 (got "${values.clients}")`,
   ].filter((p) => p !== undefined);
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return { engines: engines[values.engine]!, durationS, probes, backgroundRate, clients, pgAdminUrl: values['pg-url'] };
+  return { engines: engines!, durationS, probes, backgroundRate, clients, pgAdminUrl };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,11 +17,11 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import type { Engine } from '../src/config.js';
 import { generateLogs, toRawRow, type RawRow } from './logs.js';
 import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
 import { createDatabase, send, startServer, type RunningServer } from './server.js';
+import { parseBenchArgs } from './options.js';
 
 const BATCH_SIZE = 1_000;
 /** Distinct request bodies, serialised before timing so building JSON never limits the clients. */
@@ -48,30 +48,19 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      engine: { type: 'string', default: 'both' },
+  const { values, engines, engineProblem, pgAdminUrl } = parseBenchArgs(argv, USAGE, {
       clients: { type: 'string', default: '10' },
       duration: { type: 'string', default: '20' },
-      'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
   });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const engines: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
   const clients = Number(values.clients);
   const durationS = Number(values.duration);
   const problems = [
-    engines[values.engine] ? undefined : `--engine must be sqlite, postgres or both (got "${values.engine}")`,
+    engineProblem,
     Number.isInteger(clients) && clients >= 1 ? undefined : `--clients must be a whole number of at least 1 (got "${values.clients}")`,
     Number.isFinite(durationS) && durationS > 0 ? undefined : `--duration must be a positive number of seconds (got "${values.duration}")`,
   ].filter((p) => p !== undefined);
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return { engines: engines[values.engine]!, clients, durationS, pgAdminUrl: values['pg-url'] };
+  return { engines: engines!, clients, durationS, pgAdminUrl };
 }
 
 interface Pool {

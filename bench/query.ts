@@ -29,7 +29,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import Sqlite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type LogEvent } from 'kysely';
 import pg from 'pg';
@@ -40,6 +39,7 @@ import type { DatabaseSchema } from '../src/db/types.js';
 import * as repo from '../src/features/logs/repository.js';
 import { LogGenerator, type QueryRow } from './query-data.js';
 import { createDatabase, send, startServer, type BenchDatabase, type RunningServer } from './server.js';
+import { parseBenchArgs } from './options.js';
 
 const SEED = 7;
 const SPAN_MS = 3 * 86_400_000;
@@ -73,34 +73,23 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      engine: { type: 'string', default: 'both' },
+  const { values, engines, engineProblem, pgAdminUrl } = parseBenchArgs(argv, USAGE, {
       logs: { type: 'string', default: '1000000' },
       runs: { type: 'string', default: '200' },
       warmup: { type: 'string', default: '10' },
-      'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
   });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const engines: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
   const whole = (raw: string, min: number) => (/^\d+$/.test(raw.replace(/[_,]/g, '')) && Number(raw.replace(/[_,]/g, '')) >= min ? Number(raw.replace(/[_,]/g, '')) : undefined);
   const logs = whole(values.logs, PAGE);
   const runs = whole(values.runs, 1);
   const warmup = whole(values.warmup, 0);
   const problems = [
-    engines[values.engine] ? undefined : `--engine must be sqlite, postgres or both (got "${values.engine}")`,
+    engineProblem,
     logs !== undefined ? undefined : `--logs must be a whole number of at least ${PAGE} (got "${values.logs}")`,
     runs !== undefined ? undefined : `--runs must be a whole number of at least 1 (got "${values.runs}")`,
     warmup !== undefined ? undefined : `--warmup must be a whole number (got "${values.warmup}")`,
   ].filter((p) => p !== undefined);
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return { engines: engines[values.engine]!, logs: logs!, runs: runs!, warmup: warmup!, pgAdminUrl: values['pg-url'] };
+  return { engines: engines!, logs: logs!, runs: runs!, warmup: warmup!, pgAdminUrl };
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });

@@ -1,0 +1,31 @@
+/** The command-line options every benchmark shares: which engines, where PostgreSQL is, --help. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Engine } from '../src/config.js';
+
+export const COMMON_OPTIONS = {
+  engine: { type: 'string', default: 'both' },
+  'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+const ENGINES: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
+
+/**
+ * Parses the benchmark's own options beside the common ones; prints `usage` and exits on --help.
+ * Answers the values, the engines (undefined when --engine is not one), and the PostgreSQL URL.
+ */
+export function parseBenchArgs<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], usage: string, options: O) {
+  const { values } = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options } });
+  const common = values as Record<string, unknown>;
+  if (common.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const engine = String(common.engine);
+  return {
+    values,
+    engines: ENGINES[engine],
+    engineProblem: ENGINES[engine] ? undefined : `--engine must be sqlite, postgres or both (got "${engine}")`,
+    pgAdminUrl: String(common['pg-url']),
+  };
+}
