@@ -43,7 +43,7 @@ import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import { generateLogs, type BenchLog } from './logs.js';
 import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer } from './server.js';
-import { parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const RULE_COUNTS = [1, 10, 100] as const;
 const PROBE_GAP_MS = 100;
@@ -64,14 +64,11 @@ const MAX_EXAMPLES = 5;
 
 const USAGE = `Usage: npm run bench:alerts -- [options]
 
-  --engine <sqlite|postgres|both>  engines to measure (default both)
   --duration <seconds>             length of each throughput run (default 15)
   --probes <n>                     probes per rule count in the latency runs (default 50)
   --background-rate <logs/s>       background load during the latency runs (default 2000)
   --clients <n>                    concurrent clients in the throughput runs (default 10)
-  --pg-url <url>                   PostgreSQL admin connection, used to create and drop the bench
-                                   databases (default postgres://postgres@127.0.0.1:5432/postgres)
-  -h, --help                       show this help`;
+${COMMON_USAGE}`;
 
 interface Options {
   engines: Engine[];

@@ -21,7 +21,7 @@ import type { Engine } from '../src/config.js';
 import { generateLogs, toRawRow, type RawRow } from './logs.js';
 import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
 import { createDatabase, send, startServer, type RunningServer } from './server.js';
-import { parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const BATCH_SIZE = 1_000;
 /** Distinct request bodies, serialised before timing so building JSON never limits the clients. */
@@ -33,12 +33,9 @@ const MAX_EXAMPLES = 5;
 
 const USAGE = `Usage: npm run bench:ingest -- [options]
 
-  --engine <sqlite|postgres|both>  engines to measure (default both)
   --clients <n>                    concurrent HTTP clients (default 10)
   --duration <seconds>             length of the timed HTTP run (default 20)
-  --pg-url <url>                   PostgreSQL admin connection, used to create and drop the bench
-                                   database (default postgres://postgres@127.0.0.1:5432/postgres)
-  -h, --help                       show this help`;
+${COMMON_USAGE}`;
 
 interface Options {
   engines: Engine[];

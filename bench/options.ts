@@ -8,6 +8,12 @@ export const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+/** The usage lines of the common options. */
+export const COMMON_USAGE = `  --engine <sqlite|postgres|both>  engines to measure (default both)
+  --pg-url <url>                   PostgreSQL admin connection, used to create and drop the bench
+                                   databases (default postgres://postgres@127.0.0.1:5432/postgres)
+  -h, --help                       show this help`;
+
 const ENGINES: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
 
 /**

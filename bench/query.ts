@@ -39,7 +39,7 @@ import type { DatabaseSchema } from '../src/db/types.js';
 import * as repo from '../src/features/logs/repository.js';
 import { LogGenerator, type QueryRow } from './query-data.js';
 import { createDatabase, send, startServer, type BenchDatabase, type RunningServer } from './server.js';
-import { parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const SEED = 7;
 const SPAN_MS = 3 * 86_400_000;
@@ -56,13 +56,10 @@ const STATS_INTERVAL_MS = 15 * 60_000;
 
 const USAGE = `Usage: npm run build --silent && npx tsx bench/query.ts [options]
 
-  --engine <sqlite|postgres|both>  engines to measure (default both)
   --logs <n>                       logs to load into the project (default 1000000)
   --runs <n>                       timed runs per query (default 200)
   --warmup <n>                     untimed runs before them (default 10)
-  --pg-url <url>                   PostgreSQL admin connection, used to create and drop the bench
-                                   database (default postgres://postgres@127.0.0.1:5432/postgres)
-  -h, --help                       show this help`;
+${COMMON_USAGE}`;
 
 interface Options {
   engines: Engine[];
