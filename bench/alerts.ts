@@ -42,7 +42,7 @@ import pg from 'pg';
 import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import { generateLogs, type BenchLog } from './logs.js';
-import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer } from './server.js';
+import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const RULE_COUNTS = [1, 10, 100] as const;
@@ -159,15 +159,6 @@ interface Ctx {
   pollAgent: http.Agent;
   token: string;
   problems: Problems;
-}
-
-/** Sends a JSON request and insists on `expected`; for setup calls. */
-async function call<T>(agent: http.Agent, url: string, method: string, expected: number, token?: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  const res = await send(agent, url, method, headers, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
-  if (res.status !== expected) throw new Error(`${method} ${new URL(url).pathname} answered ${res.status} (expected ${expected}): ${res.body.slice(0, 300)}`);
-  return JSON.parse(res.body) as T;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine } from '../src/config.js';
 import { generateLogs, toRawRow, type RawRow } from './logs.js';
 import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
-import { createDatabase, send, startServer, type RunningServer } from './server.js';
+import { createDatabase, send, startServer, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const BATCH_SIZE = 1_000;
@@ -191,15 +191,6 @@ interface EngineReport {
   /** What the server logged at warn or above (LOG_LEVEL=warn), or wrote to stderr. */
   serverOutput: string[];
   failures: string[];
-}
-
-/** Sends a JSON request and insists on `expected`; for the few setup calls. */
-async function call<T>(agent: http.Agent, url: string, method: string, expected: number, token?: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  const res = await send(agent, url, method, headers, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
-  if (res.status !== expected) throw new Error(`${method} ${new URL(url).pathname} answered ${res.status} (expected ${expected}): ${res.body.slice(0, 300)}`);
-  return JSON.parse(res.body) as T;
 }
 
 interface HttpMeasurement {

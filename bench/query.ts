@@ -38,7 +38,7 @@ import { SQLITE_FILE } from '../src/db/connect.js';
 import type { DatabaseSchema } from '../src/db/types.js';
 import * as repo from '../src/features/logs/repository.js';
 import { LogGenerator, type QueryRow } from './query-data.js';
-import { createDatabase, send, startServer, type BenchDatabase, type RunningServer } from './server.js';
+import { createDatabase, send, startServer, type BenchDatabase, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const SEED = 7;
@@ -338,15 +338,6 @@ async function measure(warmup: number, runs: number, fn: (i: number) => Promise<
     samples.push(performance.now() - start);
   }
   return samples.sort((a, b) => a - b);
-}
-
-/** Sends a JSON request and insists on `expected`; for the few setup calls. */
-async function call<T>(agent: http.Agent, url: string, method: string, expected: number, token?: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  const res = await send(agent, url, method, headers, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
-  if (res.status !== expected) throw new Error(`${method} ${new URL(url).pathname} answered ${res.status} (expected ${expected}): ${res.body.slice(0, 300)}`);
-  return JSON.parse(res.body) as T;
 }
 
 interface SearchAnswer {

@@ -175,3 +175,12 @@ export async function startServer(database: BenchDatabase, agent: http.Agent): P
     },
   };
 }
+
+/** Sends a JSON request and insists on `expected`; for the benchmarks' setup calls. */
+export async function call<T>(agent: http.Agent, url: string, method: string, expected: number, token?: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  const res = await send(agent, url, method, headers, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
+  if (res.status !== expected) throw new Error(`${method} ${new URL(url).pathname} answered ${res.status} (expected ${expected}): ${res.body.slice(0, 300)}`);
+  return JSON.parse(res.body) as T;
+}
