@@ -14,6 +14,7 @@ import { bucketSize, matchBatch, parseChannels, parseCondition } from '../src/fe
 import { isAllowedPushEndpoint } from '../src/features/notifications/push-origins.js';
 import { headerSafe } from '../src/features/notifications/email.js';
 import { RE2JS } from 're2js';
+import { logJson, presentLog } from '../src/features/logs/present.js';
 
 describe('durations', () => {
   it('parses the CONTRACT forms', () => {
@@ -195,5 +196,16 @@ describe('email headers', () => {
     expect(headerSafe('a\r\nBcc: x@y.z')).toBe('a Bcc: x@y.z');
     expect(headerSafe('x\u2028y')).toBe('x y');
     expect(headerSafe('z'.repeat(500), 20)).toHaveLength(20);
+  });
+});
+
+describe('log presentation', () => {
+  it('the JSON text built around stored metadata equals the parsed-and-serialised form', () => {
+    const rows = [
+      { seq: 1, ts: 0, received_at: 5, level: 4, source: null, message: 'plain', metadata: null },
+      { seq: 123456789, ts: 1_795_000_000_123, received_at: 1_795_000_000_456, level: 0, source: 'api "x"', message: 'quotes " and \\ and \n newline \u2028 🦄 \ufffd', metadata: JSON.stringify({ a: [1, { b: null }], s: 'ü\u0000', __proto__x: 1 }) },
+      { seq: 7, ts: 1, received_at: 1, level: 5, source: '', message: '', metadata: JSON.parse('[0]') && '{"__proto__":{"polluted":true}}' },
+    ];
+    for (const row of rows) expect(JSON.parse(logJson(row))).toEqual(JSON.parse(JSON.stringify(presentLog(row))));
   });
 });

@@ -38,3 +38,12 @@ export function presentLog(row: { seq: number; ts: number; received_at: number; 
     metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : {},
   };
 }
+
+/**
+ * The same Log as JSON text, built without parsing the stored metadata (it is stored as the JSON
+ * text of an object already). This is what search pages and the live tail send: it spares a parse and
+ * a re-serialisation of every log's metadata.
+ */
+export function logJson(row: { seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null }): string {
+  return `{"id":"${logId(Number(row.seq))}","timestamp":"${new Date(Number(row.ts)).toISOString()}","receivedAt":"${new Date(Number(row.received_at)).toISOString()}","level":"${levelName(Number(row.level))}","message":${JSON.stringify(row.message)},"source":${row.source === null ? 'null' : JSON.stringify(row.source)},"metadata":${row.metadata ?? '{}'}}`;
+}

@@ -9,7 +9,7 @@ import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
-import { presentLog } from './present.js';
+import { logJson } from './present.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
 
@@ -94,7 +94,12 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
         querystring: S.SearchQuery,
         response: { 200: S.SearchResponse, ...errorResponses(400, 401, 404) },
       },
-    }, async (req) => logs.search(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor));
+    }, async (req, reply) => {
+      const page = await logs.search(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor);
+      // Built as text: the stored metadata goes out as it is, without a parse and a re-serialisation.
+      const body = `{"data":[${page.data.map(logJson).join(',')}],"nextCursor":${page.nextCursor === null ? 'null' : JSON.stringify(page.nextCursor)}}`;
+      return reply.type('application/json; charset=utf-8').send(body as never); // a string: Fastify sends it as it is
+    });
 
     r.get('/projects/:id/logs/stats', {
       schema: {
@@ -125,7 +130,7 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       let heartbeat: NodeJS.Timeout | undefined;
       const tail = await logs.openTail(req.userId, req.params.id, filter, afterSeq, {
         send(row) {
-          res.write(`id: ${row.seq}\nevent: log\ndata: ${JSON.stringify(presentLog(row))}\n\n`);
+          res.write(`id: ${row.seq}\nevent: log\ndata: ${logJson(row)}\n\n`);
           // A client this far behind is dropped; it can come back with Last-Event-ID.
           return res.writableLength < 4 * 1024 * 1024;
         },

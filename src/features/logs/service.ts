@@ -14,7 +14,6 @@ import { IngestRateLimiter } from './rate-limit.js';
 import { LEVELS } from './levels.js';
 import { normaliseLog, type LogRow } from './normalise.js';
 import { listenForCommits } from './pg-listener.js';
-import { presentLog, type Log } from './present.js';
 import * as repo from './repository.js';
 import { TailHub, type TailHandle, type TailSink } from './tail.js';
 import { createPostgresWriter, createSqliteWriter } from './writer.js';
@@ -138,14 +137,14 @@ export function createLogsService(deps: { database: Database; config: Config; no
     },
 
     /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
-    async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: Log[]; nextCursor: string | null }> {
+    async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null }> {
       let position = cursor ? decodeCursor(cursor) : undefined;
       if (!filter.pattern) {
         // The ownership check and the page are read together; a stranger's page is never answered.
         const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1))]);
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
-        return { data: page.map(presentLog), nextCursor: rows.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
+        return { data: page, nextCursor: rows.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
       }
       await projects.assertOwned(userId, projectId);
       const deadline = Date.now() + config.queryBudgetMs;
@@ -156,11 +155,11 @@ export function createLogsService(deps: { database: Database; config: Config; no
           position = { ts: row.ts, seq: row.seq };
           if (!filter.pattern.test(row.message)) continue;
           found.push(row);
-          if (found.length === limit) return { data: found.map(presentLog), nextCursor: encodeCursor(position) };
+          if (found.length === limit) return { data: found, nextCursor: encodeCursor(position) };
         }
-        if (rows.length < PATTERN_CHUNK) return { data: found.map(presentLog), nextCursor: null };
+        if (rows.length < PATTERN_CHUNK) return { data: found, nextCursor: null };
         // Out of time: answer what was found, and a cursor from where the scan stopped.
-        if (Date.now() > deadline) return { data: found.map(presentLog), nextCursor: encodeCursor(position!) };
+        if (Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position!) };
         await new Promise((r) => setImmediate(r));
       }
     },
