@@ -178,10 +178,6 @@ export function createAccountsService(deps: {
       };
     },
 
-    async userExists(userId: string): Promise<boolean> {
-      return (await repo.findUserById(db, userId)) !== undefined;
-    },
-
     /** Removes refresh tokens long past use and login-throttle windows that have closed. */
     async housekeeping(): Promise<{ refreshTokens: number; throttles: number }> {
       const t = now();

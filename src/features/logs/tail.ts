@@ -35,13 +35,14 @@ class Tail {
   #chain: Promise<void>;
 
   constructor(
-    readonly userId: string,
     readonly projectId: string,
     private readonly filter: LogFilter,
     private readonly sink: TailSink,
     private readonly source: TailSource,
     start: Promise<number>,
     private readonly onError: (err: unknown) => void,
+    /** Called once, when the tail closes (by the client, the hub, or an error). */
+    private readonly onClosed: () => void,
   ) {
     this.#chain = start.then((seq) => {
       this.seen = seq;
@@ -82,6 +83,7 @@ class Tail {
     if (this.closed) return;
     this.closed = true;
     this.sink.close();
+    this.onClosed();
   }
 }
 
@@ -103,36 +105,35 @@ export class TailHub {
     return this.#perUser.get(userId) ?? 0;
   }
 
-  get size(): number {
-    let n = 0;
-    for (const set of this.#byProject.values()) n += set.size;
-    return n;
-  }
-
   /**
    * Opens a tail. With `afterSeq` (from Last-Event-ID) it first replays what came after it;
    * without, it starts at the project's newest log.
    */
   open(userId: string, projectId: string, filter: LogFilter, sink: TailSink, afterSeq?: number): TailHandle {
     const start = afterSeq !== undefined ? Promise.resolve(afterSeq) : this.source.lastSeq(projectId).then((s) => s ?? 0);
-    const tail = new Tail(userId, projectId, filter, sink, this.source, start, (err) => {
-      this.log.warn({ err, projectId }, 'live tail failed; closing it');
-      tail.close();
-    });
     let set = this.#byProject.get(projectId);
     if (!set) this.#byProject.set(projectId, (set = new Set()));
-    set.add(tail);
+    const tails = set;
+    const tail: Tail = new Tail(
+      projectId,
+      filter,
+      sink,
+      this.source,
+      start,
+      (err) => {
+        this.log.warn({ err, projectId }, 'live tail failed; closing it');
+        tail.close();
+      },
+      () => {
+        tails.delete(tail);
+        if (tails.size === 0) this.#byProject.delete(projectId);
+        const left = this.openCount(userId) - 1;
+        if (left > 0) this.#perUser.set(userId, left);
+        else this.#perUser.delete(userId);
+      },
+    );
+    tails.add(tail);
     this.#perUser.set(userId, this.openCount(userId) + 1);
-    const close = tail.close.bind(tail);
-    tail.close = () => {
-      if (tail.closed) return;
-      close();
-      set.delete(tail);
-      if (set.size === 0) this.#byProject.delete(projectId);
-      const left = this.openCount(userId) - 1;
-      if (left > 0) this.#perUser.set(userId, left);
-      else this.#perUser.delete(userId);
-    };
     // Catch up at once: replays after Last-Event-ID, and anything committed while opening.
     void start.then(async () => tail.advance((await this.source.lastSeq(projectId)) ?? 0)).catch(() => {});
     return tail;
