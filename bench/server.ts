@@ -50,19 +50,27 @@ function freePort(): Promise<number> {
   });
 }
 
-/** A fresh, empty database for one run: a temp directory, plus a randomly named database on PostgreSQL. */
+/**
+ * A fresh, empty database for one run: a temp directory, plus a randomly named database on PostgreSQL.
+ * Several startServer calls on one PostgreSQL BenchDatabase make a cluster: the nodes share its
+ * SECRET_KEY (so an access token from one node works on all), and starting one runs only the
+ * migrations, which are idempotent and take a lock; nothing is reset.
+ */
 export interface BenchDatabase {
   engine: Engine;
   dataDir: string;
   /** The bench database's URL (PostgreSQL only). */
   databaseUrl: string | undefined;
+  /** The SECRET_KEY every node on this database gets (PostgreSQL only; on SQLite the server makes its own in dataDir). */
+  secretKey: string;
   drop(): Promise<void>;
 }
 
 export async function createDatabase(engine: Engine, pgAdminUrl: string): Promise<BenchDatabase> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'loglane-bench-'));
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
-  if (engine === 'sqlite') return { engine, dataDir, databaseUrl: undefined, drop: async () => removeDir() };
+  const secretKey = randomBytes(32).toString('hex');
+  if (engine === 'sqlite') return { engine, dataDir, databaseUrl: undefined, secretKey, drop: async () => removeDir() };
 
   const name = `loglane_bench_${randomBytes(6).toString('hex')}`;
   const admin = async (statement: string) => {
@@ -86,6 +94,7 @@ export async function createDatabase(engine: Engine, pgAdminUrl: string): Promis
     engine,
     dataDir,
     databaseUrl: url.toString(),
+    secretKey,
     async drop() {
       removeDir();
       await admin(`drop database if exists ${name} with (force)`);
@@ -95,6 +104,8 @@ export async function createDatabase(engine: Engine, pgAdminUrl: string): Promis
 
 export interface RunningServer {
   baseUrl: string;
+  /** The server's process id (node itself, not a shell), for reading /proc. */
+  pid: number;
   /** Every line the server wrote: at LOG_LEVEL=warn, its warnings and errors (and crashes, on stderr). */
   output: string[];
   /** Peak resident set size so far (VmHWM), in bytes; undefined where /proc is not available. */
@@ -117,7 +128,7 @@ export async function startServer(database: BenchDatabase, agent: http.Agent): P
   delete env.SECRET_KEY;
   if (database.databaseUrl !== undefined) {
     env.DATABASE_URL = database.databaseUrl;
-    env.SECRET_KEY = randomBytes(32).toString('hex');
+    env.SECRET_KEY = database.secretKey;
   }
   // process.execPath directly (not npm or a shell), so child.pid is the server's own pid.
   // BENCH_SERVER_NODE_ARGS passes flags to the server's node (e.g. --cpu-prof to profile it).
@@ -157,6 +168,7 @@ export async function startServer(database: BenchDatabase, agent: http.Agent): P
 
   return {
     baseUrl,
+    pid: child.pid!,
     output,
     peakRssBytes() {
       try {
