@@ -116,8 +116,12 @@ export interface ClusterRun {
    */
   backendStates: Record<string, number>;
   loadGeneratorCpuS: number;
-  /** The whole machine: busy cores on average over the load, out of `cores`. */
-  machine: { cores: number; busyCores: number | null };
+  /**
+   * The whole machine: busy cores on average over the load, out of `cores`; and how many of them
+   * went to none of the nodes, the load generator or PostgreSQL's processes for this database and
+   * in the background, i.e. other work on the machine (the figures are clean only when it is ~0).
+   */
+  machine: { cores: number; busyCores: number | null; otherCores: number | null };
   countsMatch: boolean;
   /** What the nodes logged at warn or above, grouped. */
   serverWarnings: { level: string; line: string; count: number }[];
@@ -259,7 +263,7 @@ async function measure(nodeCount: number, projectCount: number, bodies: Bodies, 
         : { databaseS: round(pgS.databaseS, 2)!, backgroundS: round(pgS.backgroundS, 2)!, otherS: round(pgS.otherS, 2)!, databaseCores: cores(pgS.databaseS)!, backgroundCores: cores(pgS.backgroundS)! },
       backendStates,
       loadGeneratorCpuS: round((self.user + self.system) / 1e6, 2)!,
-      machine: { cores: os.cpus().length, busyCores: machine0 && machine1 ? round((machine1.busyS - machine0.busyS) / seconds, 2) : null },
+      machine: machineShare(machine0, machine1, seconds, [...nodeCpuS, pgS?.databaseS, pgS?.backgroundS, (self.user + self.system) / 1e6]),
       countsMatch: perProject.every((r) => r.logCount === r.acknowledgedLogs && r.storedRows === r.acknowledgedLogs),
       serverWarnings,
       failures,
@@ -270,6 +274,16 @@ async function measure(nodeCount: number, projectCount: number, bodies: Bodies, 
     agent.destroy();
     await database.drop();
   }
+}
+
+/** The machine's busy cores over the run, and the part of them that none of `ours` (CPU seconds each) explains. */
+function machineShare(before: ReturnType<typeof machineCpu>, after: ReturnType<typeof machineCpu>, seconds: number, ours: (number | undefined)[]): ClusterRun['machine'] {
+  const cores = os.cpus().length;
+  if (before === undefined || after === undefined) return { cores, busyCores: null, otherCores: null };
+  const busyS = after.busyS - before.busyS;
+  const known = ours.every((s) => s !== undefined);
+  const oursS = ours.reduce<number>((sum, s) => sum + (s ?? 0), 0);
+  return { cores, busyCores: round(busyS / seconds, 2), otherCores: known ? round(Math.max(0, busyS - oursS) / seconds, 2) : null };
 }
 
 /** How often pg_stat_activity is sampled for what the bench database's backends are doing. */
@@ -351,15 +365,19 @@ function printTable(runs: ClusterRun[]): void {
     r.postgres ? `${fmt(r.postgres.databaseCores, 2)} + ${fmt(r.postgres.backgroundCores, 2)}` : 'n/a',
     fmt(r.loadGeneratorCpuS / r.seconds, 2),
     r.machine.busyCores === null ? 'n/a' : `${fmt(r.machine.busyCores, 2)} / ${r.machine.cores}`,
+    r.machine.otherCores === null ? 'n/a' : fmt(r.machine.otherCores, 2),
     `${r.requests['202']}/${r.requests['429']}/${r.requests['503']}/${r.requests.other}`,
     r.countsMatch ? '✓' : '✗',
   ]);
   console.log(table(
-    ['nodes', 'projects', 'logs/s', 'vs 1', 'p50 ms', 'p99 ms', 'node CPU (cores each)', 'PG CPU db+bg', 'loadgen', 'machine busy', '202/429/503/other', 'stored = acked'],
+    ['nodes', 'projects', 'logs/s', 'vs 1', 'p50 ms', 'p99 ms', 'node CPU (cores each)', 'PG CPU db+bg', 'loadgen', 'machine busy', 'not ours', '202/429/503/other', 'stored = acked'],
     rows,
-    [0, 1, 2, 3, 4, 5, 8],
+    [0, 1, 2, 3, 4, 5, 8, 10],
   ));
   console.log('\nCPU in cores: CPU seconds per second of the run. PG CPU: the bench database\'s backends + PostgreSQL\'s own background processes (WAL writer, checkpointer…).');
+  console.log('Not ours: busy cores that none of the nodes, the load generator or that PostgreSQL work account for: other work on the machine.');
+  const noisy = runs.filter((r) => (r.machine.otherCores ?? 0) > 0.2);
+  if (noisy.length > 0) console.log(`Other work took more than 0.2 cores during ${noisy.length} run(s): those figures are not clean (a shared machine).`);
   for (const r of runs) {
     const other = r.postgres && r.postgres.otherS > 0.05 * r.seconds ? `; other databases' backends used ${fmt(r.postgres.otherS, 1)} CPU s meanwhile (someone else's load)` : '';
     const rss = r.perNode.map((n) => (n.peakRssBytes === null ? 'n/a' : `${fmt(mb(n.peakRssBytes))} MB`)).join(' / ');

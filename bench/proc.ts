@@ -51,10 +51,11 @@ export const peakRssBytes = (pid: number) => statusKb(pid, 'VmHWM');
 export function machineCpu(): { busyS: number; totalS: number } | undefined {
   const line = read('/proc/stat')?.split('\n', 1)[0];
   if (!line?.startsWith('cpu ')) return undefined;
-  // user nice system idle iowait irq softirq steal (guest time is already inside user).
+  // user nice system idle iowait irq softirq steal (guest time is already inside user). Steal is
+  // time the hypervisor gave to someone else: neither busy here nor idle.
   const [user, nice, system, idle, iowait, irq, softirq, steal] = line.split(/\s+/).slice(1, 9).map(Number) as number[];
-  const busy = user! + nice! + system! + irq! + softirq! + steal!;
-  return { busyS: busy / TICKS_PER_S, totalS: (busy + idle! + iowait!) / TICKS_PER_S };
+  const busy = user! + nice! + system! + irq! + softirq!;
+  return { busyS: busy / TICKS_PER_S, totalS: (busy + idle! + iowait! + steal!) / TICKS_PER_S };
 }
 
 /** The CPU seconds of the machine's PostgreSQL processes used between start() and the last sample. */
