@@ -54,7 +54,7 @@ const USAGE = `Usage: npm run bench:cluster -- [options]
                                    databases (default ${COMMON_OPTIONS['pg-url'].default})
   -h, --help                       show this help
 
-PostgreSQL only (a cluster needs it); --engine is not taken.`;
+PostgreSQL only: a cluster needs it (--engine postgres is accepted and changes nothing).`;
 
 interface Options {
   nodes: number[];
@@ -81,7 +81,7 @@ function parseOptions(argv: string[]): Options {
   const clients = Number(values.clients);
   const durationS = Number(values.duration);
   const problems = [
-    values.engine !== COMMON_OPTIONS.engine.default ? '--engine is not taken: the cluster benchmark runs on PostgreSQL only' : undefined,
+    values.engine === 'sqlite' ? '--engine sqlite: a cluster needs PostgreSQL (nodes cannot share a SQLite file)' : undefined,
     nodes ? undefined : `--nodes must be whole numbers from 1 to ${MAX_NODES}, comma-separated (got "${values.nodes}")`,
     projects ? undefined : `--projects must be whole numbers from 1 to 100, comma-separated (got "${values.projects}")`,
     Number.isInteger(clients) && clients >= 1 ? undefined : `--clients must be a whole number of at least 1 (got "${values.clients}")`,
