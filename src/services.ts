@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { createAccountsService } from './features/accounts/service.js';
 import { createAccessTokens } from './features/accounts/tokens.js';
+import { EvaluationQueue } from './features/alerts/evaluation-queue.js';
 import { createAlertsService } from './features/alerts/service.js';
 import { createLogsService } from './features/logs/service.js';
 import { createMailer } from './features/notifications/email.js';
@@ -38,15 +39,16 @@ export function createServices(deps: { config: Config; database: Database; secre
   const alerts = createAlertsService({ db, now, log, projects, onFired: () => outbox.kick() });
   const push = createPushService({ db, config, now, vapid });
 
-  // Every committed batch is checked against its project's rules, off the request's path.
-  const evaluations = new Set<Promise<void>>();
+  // Every committed batch is checked against its project's rules, off the request's path; while
+  // evaluation is more than a queue's worth of logs behind, ingestion answers 503 (nothing is dropped).
+  const evaluations = new EvaluationQueue(
+    (work) => alerts.evaluate(work),
+    (err) => log.error({ err }, 'alert evaluation failed'),
+  );
   logs.onCommit((projectId, rows) => {
-    const run: Promise<void> = alerts
-      .evaluate(projectId, rows)
-      .catch((err: unknown) => log.error({ err, projectId }, 'alert evaluation failed'))
-      .finally(() => evaluations.delete(run));
-    evaluations.add(run);
+    if (!alerts.surelyNoRules(projectId)) evaluations.add(projectId, rows());
   });
+  logs.queue.shedWhen(() => evaluations.backlog >= config.ingestQueueLimit);
 
   return {
     tokens,
@@ -69,7 +71,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     /** Commits what waits, finishes the alert checks it causes, then stops delivering. */
     async stop(): Promise<void> {
       await logs.close();
-      await Promise.all([...evaluations]);
+      await evaluations.drain();
       await outbox.stop();
     },
   };

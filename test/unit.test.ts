@@ -14,6 +14,9 @@ import { bucketSize, matchBatch, parseChannels, parseCondition } from '../src/fe
 import { isAllowedPushEndpoint } from '../src/features/notifications/push-origins.js';
 import { headerSafe } from '../src/features/notifications/email.js';
 import { RE2JS } from 're2js';
+import fc from 'fast-check';
+import { compilePattern } from '../src/features/logs/filter.js';
+import { compileRe2, requiredLiteral } from '../src/features/logs/pattern.js';
 import { logJson, presentLog } from '../src/features/logs/present.js';
 
 describe('durations', () => {
@@ -172,10 +175,48 @@ describe('alert rules', () => {
       { ts: now - 400_000, level: 4, source: 'api', message: 'db timeout' },
       { ts: now - 6000, level: 4, source: 'api', message: 'net timeout' },
     ];
-    const m = matchBatch({ level: 4, source: 'api', windowMs: 300_000 }, RE2JS.compile('timeout'), rows, now);
+    const m = matchBatch({ level: 4, source: 'api', windowMs: 300_000, pattern: compilePattern('timeout') }, rows, now);
     expect(m.count).toBe(2);
     expect(m.sample.map((r) => r.message)).toEqual(['db timeout', 'net timeout']);
     expect([...m.buckets.values()].reduce((a, b) => a + b, 0)).toBe(2);
+  });
+});
+
+describe('pattern prefilter', () => {
+  it('finds the literal every match must contain, and gives up where it cannot prove one', () => {
+    expect(requiredLiteral('mfa=none')).toEqual({ literal: 'mfa=none', exact: true });
+    expect(requiredLiteral('^(GET|POST) /v1/orders\\b.* 50[24] ')).toEqual({ literal: ' /v1/orders', exact: false });
+    expect(requiredLiteral('job sync .* failed on attempt [3-5]/5')).toEqual({ literal: ' failed on attempt ', exact: false });
+    expect(requiredLiteral('amount [1-9]\\d{2}\\.00 EUR')).toEqual({ literal: 'amount ', exact: false });
+    expect(requiredLiteral('\\.00 EUR')).toEqual({ literal: '.00 EUR', exact: false });
+    expect(requiredLiteral('timeouts?')).toEqual({ literal: 'timeout', exact: false });
+    expect(requiredLiteral('ab+cde')).toEqual({ literal: 'cde', exact: false });
+    expect(requiredLiteral('colou?r')).toEqual({ literal: 'colo', exact: false });
+    expect(requiredLiteral('x{0,3}yz')).toEqual({ literal: 'yz', exact: false });
+    for (const none of ['a|bc', 'abc|d', '(?i)timeout', '(?:ab)cd|e', '\\Qa.b\\E', '\\b(404|429)\\b', 'a.b', '[abc]d']) expect(requiredLiteral(none), none).toBeNull();
+  });
+  it('answers exactly as RE2 does', () => {
+    const alphabet = ['a', 'b', 'c', ' ', '.', '\\', '|', '(', ')', '[', ']', '^', '$', '*', '+', '?', '{', '}', '1', '2', ',', 'd', ':', '-', '😀'];
+    const patterns = fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 10 }).map((cs) => cs.join(''));
+    const texts = fc.array(fc.constantFrom('a', 'b', 'c', ' ', '.', '1', '2', 'd', '😀', '{', '}', '|'), { maxLength: 16 }).map((cs) => cs.join(''));
+    let compared = 0;
+    fc.assert(
+      fc.property(patterns, fc.array(texts, { minLength: 1, maxLength: 10 }), (pattern, inputs) => {
+        let re: RE2JS;
+        try {
+          re = RE2JS.compile(pattern);
+        } catch {
+          return; // not a valid pattern: the API refuses it before anything runs it
+        }
+        const fast = compileRe2(pattern);
+        for (const text of inputs) {
+          compared++;
+          expect(fast.test(text), `/${pattern}/ on "${text}"`).toBe(re.test(text));
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    expect(compared).toBeGreaterThan(1000);
   });
 });
 

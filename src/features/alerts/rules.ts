@@ -1,7 +1,7 @@
-import { RE2JS } from 're2js';
 import { validationError } from '../../errors.js';
 import { formatDuration, parseDuration } from '../../duration.js';
 import { compilePattern } from '../logs/filter.js';
+import type { Pattern } from '../logs/pattern.js';
 import { isLevel, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
@@ -100,24 +100,61 @@ export function bucketSize(windowMs: number): number {
 
 type T = { ts: number; level: number; source: string | null; message: string };
 
+/** What evaluation needs of a rule, with its pattern compiled once. */
+export interface Matcher {
+  level: number;
+  source: string | null;
+  windowMs: number;
+  pattern: Pattern | null;
+}
+
+/** What a rule counted in a batch: matches per counter bucket, and the newest few as a sample. */
+export interface MatchResult<R> {
+  buckets: Map<number, number>;
+  sample: R[];
+  count: number;
+}
+
 /**
- * Which logs of a batch a rule counts: its level exactly, its source if set, its pattern (RE2)
- * if set, and a timestamp inside the window ending `now`. Pure.
+ * Counts a batch against many rules at once: each log is checked only against the rules on its
+ * level, then source, then window, then pattern (cheapest first). A rule counts a log at its level
+ * exactly, from its source if set, matching its pattern (RE2) if set, with a timestamp inside the
+ * window ending `now` (up to a minute ahead, for clock skew). Pure.
  */
-export function matchBatch<R extends T>(rule: Pick<Condition, 'level' | 'source' | 'windowMs'>, pattern: RE2JS | null, rows: R[], now: number, samples = 5): { buckets: Map<number, number>; sample: R[]; count: number } {
-  const size = bucketSize(rule.windowMs);
-  const from = now - rule.windowMs;
-  const buckets = new Map<number, number>();
-  const matched: R[] = [];
+export function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples = 5): Map<M, MatchResult<R>> {
+  const byLevel: M[][] = [];
+  for (const rule of rules) (byLevel[rule.level] ??= []).push(rule);
+  const results = new Map<M, MatchResult<R>>();
+  const latest = now + 60_000;
   for (const row of rows) {
-    if (row.level !== rule.level) continue;
-    if (rule.source !== null && row.source !== rule.source) continue;
-    if (row.ts < from || row.ts > now + 60_000) continue;
-    if (pattern && !pattern.test(row.message)) continue;
-    const b = row.ts - (row.ts % size);
-    buckets.set(b, (buckets.get(b) ?? 0) + 1);
-    matched.push(row);
+    const candidates = byLevel[row.level];
+    if (candidates === undefined) continue;
+    for (const rule of candidates) {
+      if (rule.source !== null && row.source !== rule.source) continue;
+      if (row.ts < now - rule.windowMs || row.ts > latest) continue;
+      if (rule.pattern !== null && !rule.pattern.test(row.message)) continue;
+      let result = results.get(rule);
+      if (result === undefined) results.set(rule, (result = { buckets: new Map(), sample: [], count: 0 }));
+      const size = bucketSize(rule.windowMs);
+      const b = row.ts - (row.ts % size);
+      result.buckets.set(b, (result.buckets.get(b) ?? 0) + 1);
+      result.count++;
+      addToSample(result.sample, row, samples);
+    }
   }
-  const sample = matched.sort((a, b) => b.ts - a.ts).slice(0, samples);
-  return { buckets, sample, count: matched.length };
+  return results;
+}
+
+/** Keeps the `max` newest logs (by timestamp, newest first) in `sample`. */
+function addToSample<R extends T>(sample: R[], row: R, max: number): void {
+  if (sample.length === max && sample[max - 1]!.ts >= row.ts) return;
+  let i = sample.length;
+  while (i > 0 && sample[i - 1]!.ts < row.ts) i--;
+  sample.splice(i, 0, row);
+  if (sample.length > max) sample.pop();
+}
+
+/** One rule's matches in a batch (matchRules for a single rule). */
+export function matchBatch<R extends T>(rule: Matcher, rows: R[], now: number, samples = 5): MatchResult<R> {
+  return matchRules([rule], rows, now, samples).get(rule) ?? { buckets: new Map(), sample: [], count: 0 };
 }

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { RE2JS } from 're2js';
 import type { Db } from '../../db/types.js';
 import { lockRow } from '../../db/lock.js';
 import { AppError, notFound, validationError } from '../../errors.js';
@@ -8,11 +7,12 @@ import { isId, newId } from '../../ids.js';
 import { findUserById } from '../accounts/repository.js';
 import type { LogRowStored } from '../logs/repository.js';
 import { presentLog, type Log } from '../logs/present.js';
+import { compileRe2 } from '../logs/pattern.js';
 import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import { findOwnedProject } from '../projects/repository.js';
 import * as repo from './repository.js';
-import { bucketSize, matchBatch, parseChannels, parseCondition, parseCooldown, presentRule, type AlertRule, type ConditionInput } from './rules.js';
+import { bucketSize, matchRules, parseChannels, parseCondition, parseCooldown, presentRule, type AlertRule, type ConditionInput, type Matcher } from './rules.js';
 
 export interface CreateRuleInput {
   projectId: string;
@@ -59,19 +59,7 @@ function decodeCursor(cursor: string): { at: number; id: string } {
 
 export function createAlertsService(deps: { db: Db; now: () => number; log: FastifyBaseLogger; projects: ProjectsService; onFired: () => void }) {
   const { db, now, log, onFired } = deps;
-  /** Compiled patterns by source text: compiling once per rule, not once per batch. */
-  const patterns = new Map<string, RE2JS>();
-  const compiled = (pattern: string | null) => {
-    if (pattern === null) return null;
-    let re = patterns.get(pattern);
-    if (!re) {
-      re = RE2JS.compile(pattern);
-      if (patterns.size > 10_000) patterns.clear();
-      patterns.set(pattern, re);
-    }
-    return re;
-  };
-
+  const rules = new RuleCache(db);
   async function owned(userId: string, id: string): Promise<repo.RuleRow> {
     const row = isId('alt', id) ? await repo.findOwnedRule(db, userId, id) : undefined;
     if (!row) throw ruleNotFound();
@@ -141,6 +129,7 @@ export function createAlertsService(deps: { db: Db; now: () => number; log: Fast
           updated_at: t,
         };
         await repo.insertRule(tx, row);
+        rules.forget(project.id);
         return presentRule(row);
       });
     },
@@ -174,13 +163,15 @@ export function createAlertsService(deps: { db: Db; now: () => number; log: Fast
       if (input.cooldown !== undefined) changes.cooldown_ms = parseCooldown(input.cooldown);
       if (input.enabled !== undefined) changes.enabled = input.enabled ? 1 : 0;
       const updated = await repo.updateRule(db, id, changes);
+      rules.forget(row.project_id);
       if (!updated) throw ruleNotFound();
       return presentRule(updated);
     },
 
     async remove(userId: string, id: string): Promise<void> {
-      await owned(userId, id);
+      const row = await owned(userId, id);
       await repo.deleteRule(db, id);
+      rules.forget(row.project_id);
     },
 
     async history(userId: string, id: string, limit: number, cursor: string | undefined): Promise<{ data: HistoryEntry[]; nextCursor: string | null }> {
@@ -207,34 +198,41 @@ export function createAlertsService(deps: { db: Db; now: () => number; log: Fast
     },
 
     /**
-     * Checks a committed batch against its project's enabled rules: the matches are counted in
-     * the database (per rule and time bucket, so every node sees the same window count), and a
-     * rule whose window count reaches its threshold fires if it wins the claim.
+     * Checks committed logs against their projects' enabled rules: the matches are counted in the
+     * database (per rule and time bucket, so every node sees the same window count), and a rule
+     * whose window count reaches its threshold fires if it wins the claim. Takes many batches of
+     * many projects at once and costs two statements in all, plus one transaction per firing.
      */
-    async evaluate(projectId: string, batch: () => LogRowStored[]): Promise<void> {
-      const rules = await repo.enabledRules(db, projectId);
-      if (rules.length === 0) return;
-      const rows = batch();
+    async evaluate(work: Iterable<[projectId: string, rows: LogRowStored[]]>): Promise<void> {
       const t = now();
       const matched: { rule: repo.RuleRow; from: number; sample: LogRowStored[] }[] = [];
       const counts: { ruleId: string; bucket: number; n: number }[] = [];
-      for (const rule of rules) {
-        const windowMs = Number(rule.window_ms);
-        const match = matchBatch({ level: rule.level, source: rule.source, windowMs }, compiled(rule.pattern), rows, t, SAMPLE_SIZE);
-        if (match.count === 0) continue;
-        for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.id, bucket, n });
-        const size = bucketSize(windowMs);
-        const from = t - windowMs;
-        matched.push({ rule, from: from - (from % size), sample: match.sample });
+      for (const [projectId, rows] of work) {
+        const projectRules = await rules.of(projectId);
+        if (projectRules.length === 0) continue;
+        for (const [rule, match] of matchRules(projectRules, rows, t, SAMPLE_SIZE)) {
+          for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.row.id, bucket, n });
+          const from = t - rule.windowMs;
+          matched.push({ rule: rule.row, from: from - (from % bucketSize(rule.windowMs)), sample: match.sample });
+        }
       }
       if (matched.length === 0) return;
-      // Two statements per batch: add every rule's matches, then read back every matched rule's window.
       await repo.addCounts(db, counts);
       const buckets = await repo.countsSince(db, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
-      for (const { rule, from, sample } of matched) {
-        const count = buckets.reduce((sum, b) => (b.rule_id === rule.id && Number(b.bucket) >= from ? sum + Number(b.n) : sum), 0);
+      const totals = new Map<string, number>();
+      const fromOf = new Map(matched.map((m) => [m.rule.id, m.from]));
+      for (const b of buckets) {
+        if (Number(b.bucket) >= fromOf.get(b.rule_id)!) totals.set(b.rule_id, (totals.get(b.rule_id) ?? 0) + Number(b.n));
+      }
+      for (const { rule, sample } of matched) {
+        const count = totals.get(rule.id) ?? 0;
         if (count >= rule.threshold) await fire(rule, count, sample);
       }
+    },
+
+    /** Whether a project has no enabled rule, as far as this node knows right now (no database read). */
+    surelyNoRules(projectId: string): boolean {
+      return rules.cachedEmpty(projectId);
     },
 
     /** Drops counter buckets older than the longest window. */
@@ -242,4 +240,55 @@ export function createAlertsService(deps: { db: Db; now: () => number; log: Fast
       await repo.deleteOldCounts(db, now() - 8 * 86_400_000);
     },
   };
+}
+
+/** A rule as evaluation uses it: its row, with its pattern compiled once. */
+interface LiveRule extends Matcher {
+  row: repo.RuleRow;
+}
+
+/** How long a node uses a project's rule set before reading it again: edits made on another node apply within this. */
+export const RULE_CACHE_MS = 1000;
+
+/**
+ * Each project's enabled rules, read at most once per RULE_CACHE_MS instead of for every batch.
+ * Edits through this node drop the project's entry at once; edits through another node are seen
+ * when the entry expires. Concurrent misses for one project share one read.
+ */
+class RuleCache {
+  #entries = new Map<string, { at: number; rules: Promise<LiveRule[]>; value?: LiveRule[] }>();
+
+  /** The cache's age is wall-clock time, not the service's clock (which tests may hold still). */
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  of(projectId: string): Promise<LiveRule[]> {
+    const t = this.now();
+    const hit = this.#entries.get(projectId);
+    if (hit && t - hit.at < RULE_CACHE_MS) return hit.rules;
+    const entry: { at: number; rules: Promise<LiveRule[]>; value?: LiveRule[] } = {
+      at: t,
+      rules: repo.enabledRules(this.db, projectId).then((rows) => {
+        const live = rows.map((row) => ({ row, level: row.level, source: row.source, windowMs: Number(row.window_ms), pattern: row.pattern === null ? null : compileRe2(row.pattern) }));
+        entry.value = live;
+        return live;
+      }),
+    };
+    entry.rules.catch(() => this.#entries.get(projectId) === entry && this.#entries.delete(projectId));
+    if (this.#entries.size > 10_000) this.#entries.clear();
+    this.#entries.set(projectId, entry);
+    return entry.rules;
+  }
+
+  /** True only when a fresh read found no enabled rule. */
+  cachedEmpty(projectId: string): boolean {
+    const hit = this.#entries.get(projectId);
+    return hit !== undefined && this.now() - hit.at < RULE_CACHE_MS && hit.value !== undefined && hit.value.length === 0;
+  }
+
+  forget(projectId: string): void {
+    this.#entries.delete(projectId);
+  }
 }

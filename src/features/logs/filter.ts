@@ -1,6 +1,6 @@
-import { RE2JS } from 're2js';
 import { validationError } from '../../errors.js';
 import { isLevel, LEVELS } from './levels.js';
+import { compileRe2, type Pattern } from './pattern.js';
 
 /** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
 export interface LogFilter {
@@ -11,16 +11,16 @@ export interface LogFilter {
   /** Case-insensitive substring of the message. */
   q?: string;
   /** RE2, matched against the message anywhere (like grep). */
-  pattern?: RE2JS;
+  pattern?: Pattern;
 }
 
 export const MAX_PATTERN_LENGTH = 1000;
 
 /** Compiles a user's regular expression with RE2 semantics (linear time, no backreferences or lookaround). */
-export function compilePattern(source: string, path = '/pattern'): RE2JS {
+export function compilePattern(source: string, path = '/pattern'): Pattern {
   if (source.length > MAX_PATTERN_LENGTH) throw validationError(path, `must be at most ${MAX_PATTERN_LENGTH} characters`);
   try {
-    return RE2JS.compile(source);
+    return compileRe2(source);
   } catch (err) {
     const why = err instanceof Error ? err.message : 'invalid';
     throw validationError(path, `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`);

@@ -16,6 +16,7 @@ export class IngestQueue {
   #queuedLogs = 0;
   #running = false;
   #idle: (() => void)[] = [];
+  #behind: (() => boolean)[] = [];
 
   constructor(
     private readonly writer: LogWriter,
@@ -26,9 +27,14 @@ export class IngestQueue {
     return this.#queuedLogs;
   }
 
+  /** Also refuses new batches (503) while `check` says work that follows the commit is too far behind. */
+  shedWhen(check: () => boolean): void {
+    this.#behind.push(check);
+  }
+
   /** Resolves once the batch is durably committed (with where it went), or with null if the project is gone. */
   submit(batch: Batch): Promise<CommitResult | null> {
-    if (this.#queuedLogs > 0 && this.#queuedLogs + batch.rows.length > this.options.maxQueuedLogs) {
+    if ((this.#queuedLogs > 0 && this.#queuedLogs + batch.rows.length > this.options.maxQueuedLogs) || this.#behind.some((check) => check())) {
       return Promise.reject(new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 }));
     }
     this.#queuedLogs += batch.rows.length;
