@@ -47,3 +47,11 @@ export function presentLog(row: { seq: number; ts: number; received_at: number; 
 export function logJson(row: { seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null }): string {
   return `{"id":"${logId(Number(row.seq))}","timestamp":"${new Date(Number(row.ts)).toISOString()}","receivedAt":"${new Date(Number(row.received_at)).toISOString()}","level":"${levelName(Number(row.level))}","message":${JSON.stringify(row.message)},"source":${row.source === null ? 'null' : JSON.stringify(row.source)},"metadata":${row.metadata ?? '{}'}}`;
 }
+
+/** A stored log that may carry its SSE frame, so a batch is serialised once however many tails take it. */
+type Framed = { seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null; sseFrame?: string };
+
+/** A log as one Server-Sent Event of the live tail: `id` is its seq, for Last-Event-ID. */
+export function sseFrame(row: Framed): string {
+  return (row.sseFrame ??= `id: ${row.seq}\nevent: log\ndata: ${logJson(row)}\n\n`);
+}

@@ -9,9 +9,12 @@ import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
-import { logJson } from './present.js';
+import { logJson, sseFrame } from './present.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
+
+/** Unread live-tail output a client may have before its tail pauses (and later catches up from the database). */
+const TAIL_BUFFER_BYTES = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -129,10 +132,12 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       const res = reply.raw;
       let heartbeat: NodeJS.Timeout | undefined;
       const tail = await logs.openTail(req.userId, req.params.id, filter, afterSeq, {
-        send(row) {
-          res.write(`id: ${row.seq}\nevent: log\ndata: ${logJson(row)}\n\n`);
-          // A client this far behind is dropped; it can come back with Last-Event-ID.
-          return res.writableLength < 4 * 1024 * 1024;
+        send(rows, resume) {
+          const more = res.write(rows.map(sseFrame).join(''));
+          // Past this much unread, the tail pauses and later catches up from the database.
+          if (more || res.writableLength < TAIL_BUFFER_BYTES) return true;
+          res.once('drain', resume);
+          return false;
         },
         close() {
           if (heartbeat) clearInterval(heartbeat);

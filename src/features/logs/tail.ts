@@ -10,12 +10,59 @@ export interface TailSource {
 }
 
 export interface TailSink {
-  /** Sends one log; returns false when the client cannot keep up (the tail is then closed). */
-  send(row: LogRowStored): boolean;
+  /**
+   * Sends logs (in seq order, already filtered). Returns false when the client has not read what
+   * was sent before: the tail then pauses, and calls `resume` once, when the client has caught up.
+   */
+  send(rows: LogRowStored[], resume: () => void): boolean;
   close(): void;
 }
 
 const PAGE = 1000;
+/** Logs per tailed project kept in memory, so tails that paused for a slow client catch up without a database read. */
+const RECENT_ROWS = 20_000;
+
+/**
+ * The newest logs of one project that this node has seen, without a gap: every log after
+ * `prevSeq`, in seq order. Tails share the row objects (and so each log's serialised frame).
+ */
+class Recent {
+  rows: LogRowStored[] = [];
+  constructor(public prevSeq: number) {}
+
+  get lastSeq(): number {
+    return this.rows.length > 0 ? this.rows[this.rows.length - 1]!.seq : this.prevSeq;
+  }
+
+  append(prevSeq: number, rows: LogRowStored[]): void {
+    if (prevSeq !== this.lastSeq) {
+      // A gap (another node's commit not seen yet, or an out-of-order notification): start again.
+      this.rows = [];
+      this.prevSeq = prevSeq;
+    }
+    for (const row of rows) this.rows.push(row);
+    if (this.rows.length > 2 * RECENT_ROWS) {
+      const drop = this.rows.length - RECENT_ROWS;
+      this.prevSeq = this.rows[drop - 1]!.seq;
+      this.rows = this.rows.slice(drop);
+    }
+  }
+
+  /** Logs after `seen` (up to `upTo`, at most `limit`), or undefined when they are not all here. */
+  after(seen: number, upTo: number | undefined, limit: number): LogRowStored[] | undefined {
+    if (seen < this.prevSeq) return undefined;
+    let lo = 0;
+    let hi = this.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.rows[mid]!.seq <= seen) lo = mid + 1;
+      else hi = mid;
+    }
+    let end = Math.min(this.rows.length, lo + limit);
+    if (upTo !== undefined) while (end > lo && this.rows[end - 1]!.seq > upTo) end--;
+    return this.rows.slice(lo, end);
+  }
+}
 
 /** Logs that follow a known point: `prevSeq` was the project's newest log before `rows`. */
 export interface Continuation {
@@ -32,6 +79,10 @@ export interface Continuation {
 class Tail {
   seen = 0;
   closed = false;
+  /** The client is behind: nothing is sent until it has read what it has; then the tail catches up from the database. */
+  paused = false;
+  /** The newest seq of the project the tail has been told about. */
+  #target = 0;
   #chain: Promise<void>;
 
   constructor(
@@ -52,13 +103,16 @@ class Tail {
 
   /** Brings the tail up to `target`. */
   advance(target: number, next?: Continuation): void {
+    this.#target = Math.max(this.#target, target);
+    if (this.paused) return;
     this.#chain = this.#chain
       .then(async () => {
+        if (this.paused) return;
         if (next && next.prevSeq <= this.seen) {
           this.#deliver(next.rows);
           if (this.seen >= target) return;
         }
-        while (!this.closed && this.seen < target) {
+        while (!this.closed && !this.paused && this.seen < target) {
           const rows = await this.source.since(this.projectId, this.seen, target, PAGE);
           if (rows.length === 0) return;
           this.#deliver(rows);
@@ -68,16 +122,21 @@ class Tail {
   }
 
   #deliver(rows: LogRowStored[]): void {
+    if (this.closed) return;
+    const out: LogRowStored[] = [];
     for (const row of rows) {
-      if (this.closed) return;
       if (row.seq <= this.seen) continue;
       this.seen = row.seq;
-      if (matches(this.filter, row) && !this.sink.send(row)) {
-        this.close();
-        return;
-      }
+      if (matches(this.filter, row)) out.push(row);
     }
+    if (out.length > 0 && !this.sink.send(out, this.#resume)) this.paused = true;
   }
+
+  readonly #resume = () => {
+    if (!this.paused || this.closed) return;
+    this.paused = false;
+    this.advance(this.#target);
+  };
 
   close(): void {
     if (this.closed) return;
@@ -95,11 +154,28 @@ export class TailHub {
   #perUser = new Map<string, number>();
   /** Per project, the newest seq this node has handed to its tails. */
   #known = new Map<string, number>();
+  #recent = new Map<string, Recent>();
+  /** What tails read: the recent logs in memory when they cover the request, else the database. */
+  readonly #source: TailSource;
 
   constructor(
     private readonly source: TailSource,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.#source = {
+      since: (projectId, afterSeq, upToSeq, limit) => {
+        const rows = this.#recent.get(projectId)?.after(afterSeq, upToSeq, limit);
+        return rows ? Promise.resolve(rows) : source.since(projectId, afterSeq, upToSeq, limit);
+      },
+      lastSeq: (projectId) => source.lastSeq(projectId),
+    };
+  }
+
+  #remember(projectId: string, prevSeq: number, rows: LogRowStored[]): void {
+    const recent = this.#recent.get(projectId);
+    if (recent) recent.append(prevSeq, rows);
+    else this.#recent.set(projectId, Object.assign(new Recent(prevSeq), { rows: rows.slice() }));
+  }
 
   openCount(userId: string): number {
     return this.#perUser.get(userId) ?? 0;
@@ -118,7 +194,7 @@ export class TailHub {
       projectId,
       filter,
       sink,
-      this.source,
+      this.#source,
       start,
       (err) => {
         this.log.warn({ err, projectId }, 'live tail failed; closing it');
@@ -126,7 +202,10 @@ export class TailHub {
       },
       () => {
         tails.delete(tail);
-        if (tails.size === 0) this.#byProject.delete(projectId);
+        if (tails.size === 0) {
+          this.#byProject.delete(projectId);
+          this.#recent.delete(projectId);
+        }
         const left = this.openCount(userId) - 1;
         if (left > 0) this.#perUser.set(userId, left);
         else this.#perUser.delete(userId);
@@ -153,6 +232,7 @@ export class TailHub {
     this.markCommitted(projectId, lastSeq);
     const tails = this.#byProject.get(projectId);
     if (!tails) return;
+    this.#remember(projectId, prevSeq, rows);
     for (const tail of tails) tail.advance(lastSeq, { prevSeq, rows });
   }
 
@@ -166,6 +246,7 @@ export class TailHub {
       return [] as LogRowStored[];
     });
     void rows.then((r) => {
+      if (r.length === count && this.#byProject.has(projectId)) this.#remember(projectId, lastSeq - count, r);
       for (const tail of this.#byProject.get(projectId) ?? []) tail.advance(lastSeq, { prevSeq: lastSeq - count, rows: r });
     });
   }
