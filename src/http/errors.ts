@@ -55,6 +55,9 @@ function validationDetails(err: FastifyError): ErrorDetail[] {
   });
 }
 
+/** SQLSTATEs of transient PostgreSQL failures: deadlock, serialization failure, lock not available, too many connections, admin shutdown. */
+const RETRYABLE_PG_CODES = new Set(['40P01', '40001', '55P03', '53300', '57P01']);
+
 /** Turns anything thrown into the CONTRACT's code, status and message; unknown errors become 500. */
 export function translateError(err: unknown): Translated {
   if (err instanceof AppError) return { status: err.status, code: err.code, message: err.message, details: err.details, retryAfter: err.retryAfter };
@@ -74,6 +77,12 @@ export function translateError(err: unknown): Translated {
     const code = STATUS_CODES[status] ?? 'VALIDATION_ERROR';
     const message = fe instanceof SyntaxError ? 'The body is not valid JSON.' : `The request was refused: ${fe.message}`;
     return { status: ERROR_STATUS[code], code, message };
+  }
+  // PostgreSQL gave up a transaction that may well succeed again (deadlock, serialization, lock or
+  // connection trouble): the client retries it, as it would a 503.
+  const pgCode = (err as { code?: unknown } | null)?.code;
+  if (typeof pgCode === 'string' && RETRYABLE_PG_CODES.has(pgCode)) {
+    return { status: 503, code: 'OVERLOADED', message: 'The database could not complete this request just now; retry after the delay in Retry-After.', retryAfter: 1 };
   }
   return { status: 500, code: 'INTERNAL_ERROR', message: 'Something went wrong on our side. The request id identifies it in the server logs.' };
 }

@@ -189,15 +189,16 @@ export function createPostgresWriter(db: Db): LogWriter {
   return {
     write(batches) {
       return db.transaction().execute(async (tx) => {
-        const results: (CommitResult | null)[] = [];
-        for (const b of batches) {
+        const results: (CommitResult | null)[] = new Array(batches.length).fill(null);
+        // Project rows are locked in one order (by id) on every node, so two nodes' commits that
+        // share projects queue behind each other instead of deadlocking.
+        const order = batches.map((_, i) => i).sort((a, b) => (batches[a]!.projectId < batches[b]!.projectId ? -1 : batches[a]!.projectId > batches[b]!.projectId ? 1 : a - b));
+        for (const index of order) {
+          const b = batches[index]!;
           const n = b.rows.length;
           const row = await sql<{ last_seq: number }>`update projects set log_count = log_count + ${n}, last_seq = last_seq + ${n} where id = ${b.projectId} returning last_seq`.execute(tx);
           const last = row.rows[0]?.last_seq;
-          if (last === undefined) {
-            results.push(null);
-            continue;
-          }
+          if (last === undefined) continue;
           const c = toColumns(b);
           await sql`insert into logs (project_id, seq, ts, received_at, level, source, message, metadata)
             select ${b.projectId}, ${last - n}::bigint + t.i, t.ts, ${b.receivedAt}::bigint, t.level, t.source, t.message, t.metadata
@@ -207,7 +208,7 @@ export function createPostgresWriter(db: Db): LogWriter {
             await sql`update idempotency_keys set state = 'done', response = ${b.idempotency.response} where project_id = ${b.projectId} and key = ${b.idempotency.key}`.execute(tx);
           }
           await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}`})`.execute(tx);
-          results.push({ prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last });
+          results[index] = { prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last };
         }
         return results;
       });
