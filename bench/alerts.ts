@@ -68,6 +68,8 @@ const USAGE = `Usage: npm run bench:alerts -- [options]
   --probes <n>                     probes per rule count in the latency runs (default 50)
   --background-rate <logs/s>       background load during the latency runs (default 2000)
   --clients <n>                    concurrent clients in the throughput runs (default 10)
+  --tails <n>                      live tails open during the throughput run with rules (default 10)
+  --skip-latency                   run the throughput part only
 ${COMMON_USAGE}`;
 
 interface Options {
@@ -76,6 +78,8 @@ interface Options {
   probes: number;
   backgroundRate: number;
   clients: number;
+  tails: number;
+  skipLatency: boolean;
   pgAdminUrl: string;
 }
 
@@ -85,20 +89,24 @@ function parseOptions(argv: string[]): Options {
       probes: { type: 'string', default: '50' },
       'background-rate': { type: 'string', default: '2000' },
       clients: { type: 'string', default: '10' },
+      tails: { type: 'string', default: '10' },
+      'skip-latency': { type: 'boolean', default: false },
   });
   const durationS = Number(values.duration);
   const probes = Number(values.probes);
   const backgroundRate = Number(values['background-rate']);
   const clients = Number(values.clients);
+  const tails = Number(values.tails);
   const problems = [
     engineProblem,
     Number.isFinite(durationS) && durationS > 0 ? undefined : `--duration must be a positive number of seconds (got "${values.duration}")`,
     Number.isInteger(probes) && probes >= 1 ? undefined : `--probes must be a whole number of at least 1 (got "${values.probes}")`,
     Number.isFinite(backgroundRate) && backgroundRate > 0 ? undefined : `--background-rate must be a positive number of logs per second (got "${values['background-rate']}")`,
     Number.isInteger(clients) && clients >= 1 ? undefined : `--clients must be a whole number of at least 1 (got "${values.clients}")`,
+    Number.isInteger(tails) && tails >= 0 && tails <= 100 ? undefined : `--tails must be a whole number from 0 to 100 (got "${values.tails}")`,
   ].filter((p) => p !== undefined);
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return { engines: engines!, durationS, probes, backgroundRate, clients, pgAdminUrl };
+  return { engines: engines!, durationS, probes, backgroundRate, clients, tails, skipLatency: values['skip-latency'] === true, pgAdminUrl };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -656,6 +664,7 @@ interface ThroughputResult {
   evaluation?: { expected: number; countedAtEnd: number; catchUpMs: number | undefined };
   backgroundRules: number;
   backgroundRulesFired: number;
+  tails: TailReport[];
 }
 
 /**
@@ -702,6 +711,67 @@ async function openCounterReader(database: BenchDatabase, projectId: string, exc
   };
 }
 
+/**
+ * The filters of the tails open during the run with rules: what a team watching the stream has
+ * open (two on everything, the rest on levels, sources and words of bench/logs.ts).
+ */
+const TAIL_FILTERS = ['', '', 'level=error', 'level=warn', 'source=api', 'source=worker', 'level=error&source=api', 'q=timeout', 'level=info&source=billing', 'q=failed'];
+
+interface TailReport {
+  filter: string;
+  events: number;
+  /** The server ended the stream before the run did (a tail too far behind is dropped). */
+  endedEarly: boolean;
+}
+
+/** Opens `n` live tails on the project and counts the `event: log` frames each receives. */
+async function openTails(ctx: Ctx, projectId: string, n: number): Promise<{ stop(): TailReport[] }> {
+  const reports: TailReport[] = [];
+  const requests: http.ClientRequest[] = [];
+  let stopping = false;
+  const marker = Buffer.from('event: log\n');
+  await Promise.all(
+    Array.from({ length: n }, (_, i) => {
+      const filter = TAIL_FILTERS[i % TAIL_FILTERS.length]!;
+      const report: TailReport = { filter: filter || '(none)', events: 0, endedEarly: false };
+      reports.push(report);
+      return new Promise<void>((resolve, reject) => {
+        const req = http.get(`${ctx.server.baseUrl}/v1/projects/${projectId}/logs/tail${filter ? `?${filter}` : ''}`, { headers: { authorization: `Bearer ${ctx.token}` }, agent: false }, (res) => {
+          if (res.statusCode !== 200) {
+            reject(new Error(`tail ${report.filter}: status ${res.statusCode}`));
+            res.resume();
+            return;
+          }
+          let carry: Buffer = Buffer.alloc(0);
+          res.on('data', (chunk: Buffer) => {
+            const buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+            let at = 0;
+            for (;;) {
+              const i = buf.indexOf(marker, at);
+              if (i < 0) break;
+              report.events++;
+              at = i + marker.length;
+            }
+            carry = buf.subarray(Math.max(at, buf.length - marker.length + 1));
+          });
+          res.on('end', () => void (stopping || (report.endedEarly = true)));
+          res.on('error', () => void (stopping || (report.endedEarly = true)));
+          resolve();
+        });
+        req.on('error', (err) => (stopping ? undefined : reject(err)));
+        requests.push(req);
+      });
+    }),
+  );
+  return {
+    stop() {
+      stopping = true;
+      for (const req of requests) req.destroy();
+      return reports;
+    },
+  };
+}
+
 async function measureThroughput(engine: Engine, rules: 0 | 100, options: Options, problems: Problems, runId: string): Promise<{ result: ThroughputResult; output: ServerOutputCheck }> {
   const label = `${engine} throughput, ${rules} rules`;
   const run = await withServer(engine, options, problems, label, async (ctx) => {
@@ -713,6 +783,7 @@ async function measureThroughput(engine: Engine, rules: 0 | 100, options: Option
       ({ probeRuleId, backgroundRuleIds } = await createRules(ctx, project.id, rules - 1));
     }
     const counters = probeRuleId === undefined ? undefined : await openCounterReader(ctx.database, project.id, probeRuleId);
+    const tails = rules > 0 && options.tails > 0 ? await openTails(ctx, project.id, options.tails) : undefined;
 
     try {
       const pool = buildPool(backgroundRules(backgroundRuleIds.length));
@@ -736,6 +807,13 @@ async function measureThroughput(engine: Engine, rules: 0 | 100, options: Option
       const load = await runLoad(ctx, project.apiKey, pool.bodies, options.clients, options.durationS, label, onAck);
       const loadEnd = performance.now();
       const countedAtEnd = counters ? await counters.counted() : 0;
+      // A moment for the tails to receive what was committed last, then close them.
+      if (tails) await sleep(500);
+      const tailReports = tails?.stop() ?? [];
+      for (const t of tailReports) {
+        if (t.endedEarly) problems.add(`${label}: the server ended the tail with filter ${t.filter} during the run (it fell behind)`);
+        else if (t.filter === '(none)' && t.events < load.acknowledgedLogs) problems.add(`${label}: an unfiltered tail received ${fmt(t.events)} logs of the ${fmt(load.acknowledgedLogs)} acknowledged`);
+      }
       loadDone.value = true;
       await prober;
       const peakRssBytes = ctx.server.peakRssBytes();
@@ -793,6 +871,7 @@ async function measureThroughput(engine: Engine, rules: 0 | 100, options: Option
         drainMs,
         backgroundRules: backgroundRuleIds.length,
         backgroundRulesFired,
+        tails: tailReports,
       };
       if (counters) result.evaluation = { expected, countedAtEnd, catchUpMs };
       return result;
@@ -825,13 +904,17 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
     for (const [k, n] of output.warnings) serverWarnings.set(k, (serverWarnings.get(k) ?? 0) + n);
   };
 
-  progress(`${engine}: latency runs (one server)`);
-  const latencyRun = await withServer(engine, options, problems, `${engine} latency`, async (ctx) => {
-    const results: LatencyResult[] = [];
-    for (const rules of RULE_COUNTS) results.push(await measureLatency(ctx, engine, rules, options, runId));
-    return results;
-  });
-  keep(latencyRun.output);
+  let latency: LatencyResult[] = [];
+  if (!options.skipLatency) {
+    progress(`${engine}: latency runs (one server)`);
+    const latencyRun = await withServer(engine, options, problems, `${engine} latency`, async (ctx) => {
+      const results: LatencyResult[] = [];
+      for (const rules of RULE_COUNTS) results.push(await measureLatency(ctx, engine, rules, options, runId));
+      return results;
+    });
+    keep(latencyRun.output);
+    latency = latencyRun.value;
+  }
 
   const throughput: ThroughputResult[] = [];
   for (const rules of [0, 100] as const) {
@@ -839,10 +922,15 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
     throughput.push(result);
     keep(output);
   }
-  return { engine, latency: latencyRun.value, throughput, serverErrors, serverWarnings, problems: problems.all() };
+  return { engine, latency, throughput, serverErrors, serverWarnings, problems: problems.all() };
 }
 
 function printReport(r: EngineReport, options: Options): void {
+  if (r.latency.length > 0) printLatency(r, options);
+  printThroughput(r, options);
+}
+
+function printLatency(r: EngineReport, options: Options): void {
   console.log(`${r.engine} — ingest → alert history latency: ${options.probes} probes per row, one every ~${PROBE_GAP_MS} ms after the previous one's entry,`);
   console.log(`  while ${BACKGROUND_CLIENTS} clients send ${fmt(options.backgroundRate)} logs/s (${BACKGROUND_BATCH}-log batches) to the same project; history polled every ${POLL_MS} ms.`);
   console.log(`  "Rules" counts every enabled rule of the project: the probe rule plus 0, 9 or 99 background rules.`);
@@ -862,12 +950,15 @@ function printReport(r: EngineReport, options: Options): void {
   for (const l of r.latency) console.log(`  ${l.rules} rule(s): ${l.entries} history entries; deliveries: ${Object.entries(l.deliveries).map(([k, n]) => `${n}× ${k}`).join(', ') || 'none'}`);
   if (options.probes < 100) console.log(`  (with ${options.probes} probes, p99 is the second-highest value or the highest: nearest rank)`);
   console.log();
+}
 
+function printThroughput(r: EngineReport, options: Options): void {
   const [none, many] = r.throughput;
   console.log(`${r.engine} — ingest throughput: ${options.clients} clients × ${fmt(BATCH_SIZE)}-log batches for ${options.durationS} s, a fresh database per run, one probe a second in both`);
-  const tHeader = ['rules', 'logs/s', '202 p50', 'p99', 'requests 202/other', 'peak RSS', 'logCount', 'SIGTERM → exit'];
+  const tHeader = ['rules', 'tails', 'logs/s', '202 p50', 'p99', 'requests 202/other', 'peak RSS', 'logCount', 'SIGTERM → exit'];
   const tRows = r.throughput.map((t) => [
     String(t.rules),
+    String(t.tails.length),
     fmt(t.load.acknowledgedLogs / t.load.seconds),
     ms(percentile(t.load.latencies, 50)),
     ms(percentile(t.load.latencies, 99)),
@@ -879,7 +970,8 @@ function printReport(r: EngineReport, options: Options): void {
   printTable(tHeader, tRows);
   if (none && many) {
     const ratio = ratioPct(r);
-    console.log(`  with 100 rules: ${fmt(ratio ?? 0, 1)} % of the rate without rules (target ≥ 80 %)`);
+    console.log(`  with 100 rules and ${many.tails.length} open tails: ${fmt(ratio ?? 0, 1)} % of the rate without either (target ≥ 80 %)`);
+    for (const t of many.tails) console.log(`    tail ${t.filter}: ${fmt(t.events)} logs received${t.endedEarly ? ' (ended early: fell behind)' : ''}`);
     const p = summary(many.probeServerMs);
     console.log(
       `  during that run, ${many.probesFound}/${many.probesSent} probes fired; triggeredAt − sent p50 ${ms(p.p50)}, p99 ${ms(p.p99)}, max ${ms(p.max)}; ` +
@@ -983,6 +1075,7 @@ function resultLine(r: EngineReport, options: Options): string {
         serverPeakRssBytes: t.peakRssBytes ?? null,
         stopMs: round(t.stopMs, 0),
         probesSent: t.probesSent,
+        tails: t.tails,
         ...(t.rules > 0
           ? {
               probesFound: t.probesFound,
@@ -1014,6 +1107,8 @@ try {
 }
 // 100 rules per project need the enterprise plan (unlimited rules); new accounts get DEFAULT_PLAN.
 process.env.DEFAULT_PLAN = 'enterprise';
+// One account opens every tail of the run.
+process.env.MAX_TAILS_PER_USER = String(Math.max(options.tails, 5));
 
 console.log(`Alerts benchmark: ${os.cpus().length} CPUs, Node ${process.version}\n`);
 const reports: EngineReport[] = [];
