@@ -5,6 +5,7 @@ import * as m0002 from './migrations/0002_projects.js';
 import * as m0003 from './migrations/0003_logs.js';
 import * as m0004 from './migrations/0004_alerts.js';
 import * as m0005 from './migrations/0005_idempotency.js';
+import * as m0006 from './migrations/0006_partition_logs.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_logs': m0003,
   '0004_alerts': m0004,
   '0005_idempotency': m0005,
+  '0006_partition_logs': m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -26,8 +28,20 @@ export interface MigrationOutcome {
  * (an advisory lock on PostgreSQL) around the run.
  */
 export async function migrateToLatest(db: Db): Promise<MigrationOutcome> {
-  const migrator = new Migrator({ db, provider, migrationTableName: 'loglane_migrations', migrationLockTableName: 'loglane_migrations_lock' });
-  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+  return run(migrator(db).migrateToLatest());
+}
+
+/** Brings the schema up (or down) to the named migration: for tests of a migration over existing data. */
+export async function migrateTo(db: Db, name: string): Promise<MigrationOutcome> {
+  return run(migrator(db).migrateTo(name));
+}
+
+function migrator(db: Db): Migrator {
+  return new Migrator({ db, provider, migrationTableName: 'loglane_migrations', migrationLockTableName: 'loglane_migrations_lock' });
+}
+
+async function run(outcome: Promise<MigrationResultSet>): Promise<MigrationOutcome> {
+  const { error, results } = await outcome;
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -68,7 +68,8 @@ export async function lastSeq(db: Executor, projectId: string): Promise<number |
  */
 export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
   const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
-  const result = await db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', 'in', victims).executeTakeFirst();
+  // The ts bound repeats the victims' own: on PostgreSQL it keeps the delete to the partitions that can hold them.
+  const result = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).executeTakeFirst();
   const n = Number(result.numDeletedRows);
   if (n > 0) await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
   return n;

@@ -14,6 +14,7 @@ import { IngestRateLimiter } from './rate-limit.js';
 import { LEVELS } from './levels.js';
 import { normaliseLog, type LogRow } from './normalise.js';
 import { listenForCommits } from './pg-listener.js';
+import { createPartitionMaintenance } from './partitions.js';
 import * as repo from './repository.js';
 import { TailHub, type TailHandle, type TailSink } from './tail.js';
 import { createPostgresWriter, createSqliteWriter } from './writer.js';
@@ -55,6 +56,7 @@ function decodeCursor(cursor: string): repo.Position {
 export function createLogsService(deps: { database: Database; config: Config; now: () => number; log: FastifyBaseLogger; projects: ProjectsService }) {
   const { database, config, now, log, projects } = deps;
   const db = database.db;
+  const partitions = database.engine === 'postgres' ? createPartitionMaintenance({ db, config, now, log }) : undefined;
   const writer = database.engine === 'sqlite' ? createSqliteWriter(database.sqliteFile!) : createPostgresWriter(db);
   const hub = new TailHub(
     {
@@ -206,7 +208,8 @@ export function createLogsService(deps: { database: Database; config: Config; no
     /** Deletes logs past their plan's retention, in bounded batches, keeping logCount exact. */
     async runRetention(batch = 5000): Promise<number> {
       await deleteExpiredKeys(db, now());
-      let total = 0;
+      // PostgreSQL: whole daily partitions first; the batches below take what is left.
+      let total = (await partitions?.expire()) ?? 0;
       for (const plan of PLAN_NAMES) {
         const cutoff = now() - config.retentionDays[plan] * 86_400_000;
         for (const projectId of await repo.projectsWithLogsBefore(db, plan, cutoff)) {
@@ -218,6 +221,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
           }
         }
       }
+      await partitions?.ensure();
       if (total > 0) log.info({ deleted: total }, 'retention deleted expired logs');
       return total;
     },
@@ -230,6 +234,8 @@ export function createLogsService(deps: { database: Database; config: Config; no
         });
         await listener.ready;
       }
+      // In the background (a first run may make a year of partitions); close() waits for it.
+      retentionRunning = partitions?.ensure().finally(() => (retentionRunning = undefined));
       retentionTimer = setInterval(() => {
         retentionRunning ??= this.runRetention()
           .catch((err: unknown) => log.warn({ err }, 'retention failed'))
