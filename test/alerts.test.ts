@@ -422,6 +422,26 @@ describeEngines('alert rules', (engine) => {
         expect(await history(u, r.id)).toHaveLength(1);
         expect(smtp.mails.filter((m) => m.to.includes(u.email)).length - before).toBe(1);
       });
+
+      it('rule edits made through one node apply on the other within a second (its cached rule set expires)', async () => {
+        const u = await signup(s);
+        const p = await createProject(s, u, 'edits');
+        const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { name: 'edited elsewhere', condition: { level: 'error', threshold: 3, window: '5m' } }) })).body;
+        // Node B reads (and caches) the project's rules: one match counted, below the threshold.
+        await ingest(b, p.apiKey, [{ message: 'first', level: 'error' }]);
+        await new Promise((r2) => setTimeout(r2, 300));
+        expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: u.accessToken, body: { enabled: false } })).status).toBe(200);
+        await new Promise((r2) => setTimeout(r2, 1200));
+        await ingest(b, p.apiKey, Array.from({ length: 5 }, (_, i) => ({ message: `while disabled ${i}`, level: 'error' })));
+        await new Promise((r2) => setTimeout(r2, 800));
+        expect(await history(u, r.id)).toHaveLength(0);
+        // Enabled again through node A: node B counts (and fires) once its cache has expired.
+        expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: u.accessToken, body: { enabled: true } })).status).toBe(200);
+        await new Promise((r2) => setTimeout(r2, 1200));
+        await ingest(b, p.apiKey, Array.from({ length: 3 }, (_, i) => ({ message: `enabled again ${i}`, level: 'error' })));
+        const [entry] = await settled(u, r.id);
+        expect(entry!.sample.map((l: { message: string }) => l.message).sort()).toEqual(['enabled again 0', 'enabled again 1', 'enabled again 2']);
+      });
     });
   }
 });

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, openTail, type Account, type TestServer } from './harness.js';
 
@@ -93,6 +94,47 @@ describeEngines('live tail', (engine) => {
     } finally {
       tail.close();
     }
+  });
+
+  it('a client that stops reading is paused, not dropped, and then gets every log in order', async () => {
+    const p = await createProject(s, a);
+    // A raw request whose body nobody reads until the logs are in: ~12 MB of frames, more than the
+    // socket buffers and the server's 1 MiB allowance, so the tail must pause and catch up.
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get(`${s.url}/v1/projects/${p.id}/logs/tail`, { headers: { authorization: `Bearer ${a.accessToken}` }, agent: false }, resolve).on('error', reject);
+    });
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await new Promise((r) => setTimeout(r, 200));
+    const padding = 'x'.repeat(1000);
+    const total = 12_000;
+    for (let b = 0; b < total / 1000; b++) {
+      await ingest(s, p.apiKey, Array.from({ length: 1000 }, (_, i) => ({ message: `slow ${b * 1000 + i} ${padding}` })));
+    }
+    const seen: number[] = [];
+    let buffer = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${seen.length} of ${total} logs arrived`)), 20_000);
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const m = /^data: \{.*"message":"slow (\d+) /m.exec(frame);
+          if (m) seen.push(Number(m[1]));
+        }
+        if (seen.length >= total) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      res.on('end', () => reject(new Error(`the server ended the tail after ${seen.length} logs`)));
+      res.resume();
+    });
+    res.destroy();
+    expect(seen).toEqual(Array.from({ length: total }, (_, i) => i));
   });
 
   it('caps the open tails per user with 429 RATE_LIMITED', async () => {

@@ -17,6 +17,8 @@ import { RE2JS } from 're2js';
 import fc from 'fast-check';
 import { compilePattern } from '../src/features/logs/filter.js';
 import { compileRe2, requiredLiteral } from '../src/features/logs/pattern.js';
+import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
+import type { LogRowStored } from '../src/features/logs/repository.js';
 import { logJson, presentLog } from '../src/features/logs/present.js';
 
 describe('durations', () => {
@@ -217,6 +219,50 @@ describe('pattern prefilter', () => {
       { numRuns: 3000 },
     );
     expect(compared).toBeGreaterThan(1000);
+  });
+});
+
+describe('alert evaluation queue', () => {
+  const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ seq: i }) as unknown as LogRowStored);
+  it('takes what was committed during a round together in the next, and counts its backlog', async () => {
+    const rounds: [string, number][][] = [];
+    let release: () => void = () => {};
+    const q = new EvaluationQueue(
+      async (work) => {
+        rounds.push([...work].map(([p, r]) => [p, r.length]));
+        if (rounds.length === 1) await new Promise<void>((r) => (release = r));
+      },
+      (err) => {
+        throw err;
+      },
+    );
+    q.add('p1', rows(10));
+    expect(q.backlog).toBe(10);
+    q.add('p1', rows(5));
+    q.add('p2', rows(7));
+    q.add('p1', rows(1));
+    expect(q.backlog).toBe(23);
+    release();
+    await q.drain();
+    expect(rounds).toEqual([[['p1', 10]], [['p1', 6], ['p2', 7]]]);
+    expect(q.backlog).toBe(0);
+  });
+  it('goes on after a failed round, reporting the error', async () => {
+    const errors: unknown[] = [];
+    let calls = 0;
+    const q = new EvaluationQueue(
+      async () => {
+        if (++calls === 1) throw new Error('database busy');
+      },
+      (err) => errors.push(err),
+    );
+    q.add('p', rows(3));
+    await q.drain();
+    q.add('p', rows(2));
+    await q.drain();
+    expect(calls).toBe(2);
+    expect(errors).toHaveLength(1);
+    expect(q.backlog).toBe(0);
   });
 });
 
