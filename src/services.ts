@@ -36,7 +36,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     }));
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
   const outbox = createOutbox({ db, config, now, log, mailer, vapid });
-  const alerts = createAlertsService({ db, now, log, projects, onFired: () => outbox.kick() });
+  const alerts = createAlertsService({ db, now, log, projects, onFired: () => outbox.kick(), addCounts: logs.addAlertCounts });
   const push = createPushService({ db, config, now, vapid });
 
   // Every committed batch is checked against its project's rules, off the request's path; while
@@ -70,8 +70,10 @@ export function createServices(deps: { config: Config; database: Database; secre
 
     /** Commits what waits, finishes the alert checks it causes, then stops delivering. */
     async stop(): Promise<void> {
-      await logs.close();
+      // Queued logs commit, then their alert checks finish (on SQLite they write through the log writer), then the writer stops.
+      await logs.drain();
       await evaluations.drain();
+      await logs.close();
       await outbox.stop();
     },
   };

@@ -295,4 +295,16 @@ describe('log presentation', () => {
     ];
     for (const row of rows) expect(JSON.parse(logJson(row))).toEqual(JSON.parse(JSON.stringify(presentLog(row))));
   });
+  it('timestamps print exactly as Date#toISOString, whatever the order and range', () => {
+    const ms = fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.integer({ min: 1_795_000_000_000, max: 1_795_000_010_000 }), fc.constantFrom(-1, -999, -1000, -1001, 0, 999, 253402300799999, 253402300800000, -62167219200001));
+    fc.assert(
+      fc.property(fc.array(ms, { minLength: 1, maxLength: 20 }), (times) => {
+        for (const t of times) {
+          const log = JSON.parse(logJson({ seq: 1, ts: t, received_at: t + 1, level: 2, source: null, message: '', metadata: null }));
+          expect([log.timestamp, log.receivedAt]).toEqual([new Date(t).toISOString(), new Date(t + 1).toISOString()]);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });

@@ -8,6 +8,7 @@ import { findUserById } from '../accounts/repository.js';
 import type { LogRowStored } from '../logs/repository.js';
 import { presentLog, type Log } from '../logs/present.js';
 import { compileRe2 } from '../logs/pattern.js';
+import type { AlertCount, AlertCountRow } from '../logs/writer.js';
 import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import { findOwnedProject } from '../projects/repository.js';
@@ -57,8 +58,22 @@ function decodeCursor(cursor: string): { at: number; id: string } {
   return { at: Number(m[1]), id: m[2]! };
 }
 
-export function createAlertsService(deps: { db: Db; now: () => number; log: FastifyBaseLogger; projects: ProjectsService; onFired: () => void }) {
+export function createAlertsService(deps: {
+  db: Db;
+  now: () => number;
+  log: FastifyBaseLogger;
+  projects: ProjectsService;
+  onFired: () => void;
+  /** Adds matches and reads back counters in one go; by default two statements on `db`. */
+  addCounts?: (counts: AlertCount[], ruleIds: string[], from: number) => Promise<AlertCountRow[]>;
+}) {
   const { db, now, log, onFired } = deps;
+  const addCounts =
+    deps.addCounts ??
+    (async (counts: AlertCount[], ruleIds: string[], from: number) => {
+      await repo.addCounts(db, counts);
+      return repo.countsSince(db, ruleIds, from);
+    });
   const rules = new RuleCache(db);
   async function owned(userId: string, id: string): Promise<repo.RuleRow> {
     const row = isId('alt', id) ? await repo.findOwnedRule(db, userId, id) : undefined;
@@ -217,8 +232,7 @@ export function createAlertsService(deps: { db: Db; now: () => number; log: Fast
         }
       }
       if (matched.length === 0) return;
-      await repo.addCounts(db, counts);
-      const buckets = await repo.countsSince(db, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
+      const buckets = await addCounts(counts, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
       const totals = new Map<string, number>();
       const fromOf = new Map(matched.map((m) => [m.rule.id, m.from]));
       for (const b of buckets) {

@@ -74,7 +74,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
       let built: repo.LogRowStored[] | undefined;
       const rows = () => {
         let seq = firstSeq;
-        built ??= batch.rows.map((r) => ({ ...r, project_id: batch.projectId, seq: seq++, received_at: batch.receivedAt }));
+        built ??= batch.rows.map((r) => ({ project_id: batch.projectId, seq: seq++, ts: r.ts, received_at: batch.receivedAt, level: r.level, source: r.source, message: r.message, metadata: r.metadata }));
         return built;
       };
       if (hub.isTailed(batch.projectId)) hub.publish(batch.projectId, prevSeq, lastSeq, rows());
@@ -97,6 +97,13 @@ export function createLogsService(deps: { database: Database; config: Config; no
   return {
     hub,
     queue,
+    /** SQLite: alert counters go through the writer's thread (see LogWriter.addAlertCounts). */
+    addAlertCounts: writer.addAlertCounts?.bind(writer),
+
+    /** Resolves when every log queued so far is committed. */
+    drain(): Promise<void> {
+      return queue.drain();
+    },
 
     /** Calls `listener` after every commit, with the committed logs. */
     onCommit(fn: CommitListener) {

@@ -31,7 +31,25 @@ export interface CommitResult {
  */
 export interface LogWriter {
   write(batches: Batch[]): Promise<(CommitResult | null)[]>;
+  /**
+   * SQLite only: adds alert-rule matches to their counters and reads back the counters of `ruleIds`
+   * from `from` on, in the writer's thread between log commits. On the main thread the same write
+   * would wait (blocking the event loop) for the writer's transaction to release the lock.
+   */
+  addAlertCounts?(counts: AlertCount[], ruleIds: string[], from: number): Promise<AlertCountRow[]>;
   close(): Promise<void>;
+}
+
+export interface AlertCount {
+  ruleId: string;
+  bucket: number;
+  n: number;
+}
+
+export interface AlertCountRow {
+  rule_id: string;
+  bucket: number;
+  n: number;
 }
 
 /** Column arrays: cheaper to send to a worker and to bind than an object per row. */
@@ -113,14 +131,28 @@ function sqliteWriterThread(require: NodeRequire) {
       return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
     }),
   );
-  parentPort!.on('message', (msg: { id: number; batches: Columns[] } | { close: true }) => {
+  const addCount = db.prepare('insert into alert_counts (rule_id, bucket, n) values (?, ?, ?) on conflict (rule_id, bucket) do update set n = alert_counts.n + excluded.n');
+  const countAlerts = db.transaction((counts: AlertCount[], ruleIds: string[], from: number) => {
+    for (const c of counts) addCount.run(c.ruleId, c.bucket, c.n);
+    const rows: AlertCountRow[] = [];
+    // Bounded IN lists: SQLite caps the parameters of one statement.
+    for (let i = 0; i < ruleIds.length; i += 500) {
+      const ids = ruleIds.slice(i, i + 500);
+      const read = db.prepare(`select rule_id, bucket, n from alert_counts where bucket >= ? and rule_id in (${ids.map(() => '?').join(', ')})`);
+      for (const row of read.all(from, ...ids) as AlertCountRow[]) rows.push(row);
+    }
+    return rows;
+  });
+  type Message = { id: number; batches: Columns[] } | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number } | { close: true };
+  parentPort!.on('message', (msg: Message) => {
     if ('close' in msg) {
       db.close();
       parentPort!.close();
       return;
     }
     try {
-      parentPort!.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
+      if ('counts' in msg) parentPort!.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
+      else parentPort!.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
     } catch (err) {
       parentPort!.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });
     }
@@ -129,14 +161,14 @@ function sqliteWriterThread(require: NodeRequire) {
 
 export function createSqliteWriter(file: string): LogWriter {
   const sqlitePath = createRequire(import.meta.url).resolve('better-sqlite3');
-  const pending = new Map<number, { resolve: (r: (CommitResult | null)[]) => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (r: never) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let worker: Worker | undefined;
   let closed = false;
 
   function start(): Worker {
     const w = new Worker(`(${sqliteWriterThread.toString()})(require)`, { eval: true, workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS } });
-    w.on('message', (msg: { id: number; results?: (CommitResult | null)[]; error?: string }) => {
+    w.on('message', (msg: { id: number; results?: never; error?: string }) => {
       const p = pending.get(msg.id);
       if (!p) return;
       pending.delete(msg.id);
@@ -153,16 +185,23 @@ export function createSqliteWriter(file: string): LogWriter {
     return w;
   }
 
+  function call<R>(message: object): Promise<R> {
+    if (closed) return Promise.reject(new Error('log writer is closed'));
+    worker ??= start();
+    const id = nextId++;
+    const w = worker;
+    return new Promise<R>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (r: never) => void, reject });
+      w.postMessage({ id, ...message });
+    });
+  }
+
   return {
     write(batches) {
-      if (closed) return Promise.reject(new Error('log writer is closed'));
-      worker ??= start();
-      const id = nextId++;
-      const w = worker;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        w.postMessage({ id, batches: batches.map(toColumns) });
-      });
+      return call<(CommitResult | null)[]>({ batches: batches.map(toColumns) });
+    },
+    addAlertCounts(counts, ruleIds, from) {
+      return call<AlertCountRow[]>({ counts, ruleIds, from });
     },
     async close() {
       closed = true;
