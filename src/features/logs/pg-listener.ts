@@ -10,7 +10,7 @@ import { PG_CHANNEL } from './writer.js';
 export function listenForCommits(
   url: string,
   log: FastifyBaseLogger,
-  handlers: { onCommit: (projectId: string, lastSeq: number, count: number) => void; onResync: () => void },
+  handlers: { onCommit: (projectId: string, lastSeq: number, count: number, minTs: number | undefined) => void; onResync: () => void },
 ): { close(): Promise<void>; ready: Promise<void> } {
   let client: pg.Client | undefined;
   let closed = false;
@@ -23,8 +23,8 @@ export function listenForCommits(
     const c = new pg.Client({ connectionString: url });
     c.on('notification', (msg) => {
       if (msg.channel !== PG_CHANNEL || !msg.payload) return;
-      const [projectId, last, count] = msg.payload.split(':');
-      if (projectId && last && count) handlers.onCommit(projectId, Number(last), Number(count));
+      const [projectId, last, count, minTs] = msg.payload.split(':');
+      if (projectId && last && count) handlers.onCommit(projectId, Number(last), Number(count), minTs && Number.isFinite(Number(minTs)) ? Number(minTs) : undefined);
     });
     c.on('error', (err) => {
       log.warn({ err }, 'lost the notification connection to PostgreSQL; reconnecting');

@@ -60,7 +60,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
   const writer = database.engine === 'sqlite' ? createSqliteWriter(database.sqliteFile!) : createPostgresWriter(db);
   const hub = new TailHub(
     {
-      since: (projectId, afterSeq, upToSeq, limit) => repo.findSince(db, projectId, afterSeq, upToSeq, limit),
+      since: (projectId, afterSeq, upToSeq, limit, minTs) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs),
       lastSeq: (projectId) => repo.lastSeq(db, projectId),
     },
     log,
@@ -236,7 +236,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
     async start(): Promise<void> {
       if (database.engine === 'postgres') {
         listener = listenForCommits(database.postgresUrl!, log, {
-          onCommit: (projectId, lastSeq, count) => hub.remote(projectId, lastSeq, count),
+          onCommit: (projectId, lastSeq, count, minTs) => hub.remote(projectId, lastSeq, count, minTs),
           onResync: () => void hub.resync().catch((err: unknown) => log.warn({ err }, 'tail resync failed')),
         });
         await listener.ready;

@@ -5,7 +5,7 @@ import type { LogRowStored } from './repository.js';
 /** What the hub needs from storage. */
 export interface TailSource {
   /** Logs of a project after `afterSeq` (up to `upToSeq` when given), in seq order, at most `limit`. */
-  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number): Promise<LogRowStored[]>;
+  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number): Promise<LogRowStored[]>;
   lastSeq(projectId: string): Promise<number | undefined>;
 }
 
@@ -163,9 +163,9 @@ export class TailHub {
     private readonly log: FastifyBaseLogger,
   ) {
     this.#source = {
-      since: (projectId, afterSeq, upToSeq, limit) => {
+      since: (projectId, afterSeq, upToSeq, limit, minTs) => {
         const rows = this.#recent.get(projectId)?.after(afterSeq, upToSeq, limit);
-        return rows ? Promise.resolve(rows) : source.since(projectId, afterSeq, upToSeq, limit);
+        return rows ? Promise.resolve(rows) : source.since(projectId, afterSeq, upToSeq, limit, minTs);
       },
       lastSeq: (projectId) => source.lastSeq(projectId),
     };
@@ -237,11 +237,11 @@ export class TailHub {
   }
 
   /** Another node committed logs up to `lastSeq` (PostgreSQL NOTIFY): read them once for every tail here. */
-  remote(projectId: string, lastSeq: number, count: number): void {
+  remote(projectId: string, lastSeq: number, count: number, minTs?: number): void {
     const tails = this.#byProject.get(projectId);
     if (!tails || (this.#known.get(projectId) ?? 0) >= lastSeq) return;
     this.#known.set(projectId, lastSeq);
-    const rows = this.source.since(projectId, lastSeq - count, lastSeq, PAGE).catch((err: unknown) => {
+    const rows = this.source.since(projectId, lastSeq - count, lastSeq, PAGE, minTs).catch((err: unknown) => {
       this.log.warn({ err, projectId }, 'could not read logs for live tails');
       return [] as LogRowStored[];
     });

@@ -216,7 +216,10 @@ export function createSqliteWriter(file: string): LogWriter {
   };
 }
 
-/** The channel on which PostgreSQL nodes announce committed logs: payload `projectId:lastSeq:count`. */
+/**
+ * The channel on which PostgreSQL nodes announce committed logs: payload
+ * `projectId:lastSeq:count:minTs` (minTs, the oldest timestamp among them, bounds the read).
+ */
 export const PG_CHANNEL = 'loglane_logs';
 
 /**
@@ -246,7 +249,9 @@ export function createPostgresWriter(db: Db): LogWriter {
           if (b.idempotency) {
             await sql`update idempotency_keys set state = 'done', response = ${b.idempotency.response} where project_id = ${b.projectId} and key = ${b.idempotency.key}`.execute(tx);
           }
-          await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}`})`.execute(tx);
+          let minTs = Number.POSITIVE_INFINITY;
+          for (const t of c.ts) if (t < minTs) minTs = t;
+          await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}:${minTs}`})`.execute(tx);
           results[index] = { prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last };
         }
         return results;
