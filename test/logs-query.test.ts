@@ -111,7 +111,7 @@ describeEngines('log search and stats', (engine) => {
       const seen: { message: string; timestamp: string; id: string }[] = [];
       let cursor: string | null = null;
       do {
-        const res = await s.request('GET', `/v1/projects/${q.id}/logs?limit=40${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: a.accessToken });
+        const res: { status: number; body: any } = await s.request('GET', `/v1/projects/${q.id}/logs?limit=40${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: a.accessToken });
         expect(res.status).toBe(200);
         seen.push(...res.body.data);
         cursor = res.body.nextCursor;
@@ -213,6 +213,40 @@ describeEngines('log search and stats', (engine) => {
         const total = stats.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0);
         expect(total, filter).toBe(found.body.data.length);
         expect(total, filter).toBeGreaterThan(0);
+      }
+    });
+
+    it('counts from the per-minute rollup equal counting every log, for ranges that cut minutes anywhere', async () => {
+      const q = await createProject(s, a, 'rollup');
+      const start = Date.UTC(2026, 10, 21, 9, 0, 0);
+      let seed = 5;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+      // Every log from source "api", so a source=api filter (which bypasses the rollup) selects them all.
+      const logs = Array.from({ length: 600 }, () => ({ timestamp: new Date(start + Math.floor(rand() * 3 * 60 * MIN)).toISOString(), level: levels[Math.floor(rand() * 6)], source: 'api', message: 'x' }));
+      for (let i = 0; i < logs.length; i += 200) expect((await ingest(s, q.apiKey, logs.slice(i, i + 200))).status).toBe(202);
+      const stats = async (query: string) => {
+        const res = await s.request('GET', `/v1/projects/${q.id}/logs/stats?${query}`, { token: a.accessToken });
+        expect(res.status, query).toBe(200);
+        return res.body;
+      };
+      const ranges = [
+        [start, start + 3 * 60 * MIN - 1, '15m'],
+        [start + 12_345, start + 97 * MIN + 4_321, '1m'],
+        [start + 59_999, start + 60_000, '1m'],
+        [start + 30_000, start + 50_000, '1m'],
+        [start - 7 * MIN, start + 2 * 60 * MIN + 1, '30m'],
+        [start + 1, start + 3 * 60 * MIN, '1h'],
+      ] as const;
+      for (const [from, to, interval] of ranges) {
+        for (const level of ['', '&level=error', '&level=info,fatal']) {
+          const query = `from=${from}&to=${to}&interval=${interval}${level}`;
+          const rolled = await stats(query);
+          const counted = await stats(`${query}&source=api`);
+          expect(rolled, query).toEqual(counted);
+          const expected = logs.filter((l) => Date.parse(l.timestamp) >= from && Date.parse(l.timestamp) <= to && (level === '' || level.slice(7).split(',').includes(l.level!))).length;
+          expect(rolled.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0), query).toBe(expected);
+        }
       }
     });
 

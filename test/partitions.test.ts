@@ -167,6 +167,10 @@ describeEngines('daily partitions of logs', (engine) => {
     expect(await rowCount(srv, pp.id)).toBe(2);
     const left = await srv.request('GET', `/v1/projects/${pp.id}/logs`, { token: pro.accessToken });
     expect(left.body.data.map((l: { message: string }) => l.message)).toEqual(['p-now 1', 'p-now 0']);
+    // The per-minute rollup lost the emptied days' logs with them.
+    for (const [id, n] of [[pf.id, 4], [pp.id, 2]] as const) {
+      expect(Number((await srv.database.db.selectFrom('log_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('project_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(n);
+    }
     expect(await srv.app.services.logs.runRetention()).toBe(0);
   });
 
@@ -217,7 +221,10 @@ describeEngines('daily partitions of logs', (engine) => {
       const rows = stamps.map((ts, i) => ({ project_id: 'proj_migrated', seq: i + 1, ts, received_at: now, level: i % 6, source: i % 2 ? 'api' : null, message: `row ${i}`, metadata: i % 2 ? `{"i":${i}}` : null }));
       await db.insertInto('logs').values(rows).execute();
 
-      expect((await migrateToLatest(db)).applied).toEqual(['0006_partition_logs']);
+      expect((await migrateToLatest(db)).applied).toEqual(['0006_partition_logs', '0007_log_counts']);
+      // 0007 filled the per-minute rollup from the logs already there.
+      const rolled = await db.selectFrom('log_counts').select(['minute', 'level', 'n']).where('project_id', '=', 'proj_migrated').orderBy('minute').orderBy('level').execute();
+      expect(rolled.map((r) => [Number(r.minute), Number(r.level), Number(r.n)])).toEqual(rows.map((r) => [r.ts - (r.ts % 60_000), r.level, 1]).sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]!));
       expect(await isPartitioned(db)).toBe(true);
       expect(await db.selectFrom('logs').selectAll().orderBy('seq').execute()).toEqual(rows);
       const { rows: placed } = await sql<{ seq: number; part: string }>`select seq, tableoid::regclass::text as part from logs order by seq`.execute(db);

@@ -37,6 +37,12 @@ describeEngines('retention and deletion', (engine) => {
     expect(remaining.sort()).toEqual(['recent 0', 'recent 1', 'recent 2', 'recent 3', 'recent 4']);
     // The pro plan keeps 30 days.
     expect((await s.request('GET', `/v1/projects/${pp.id}`, { token: pro.accessToken })).body.logCount).toBe(28);
+    // Stats (read from the per-minute rollup) lose the deleted logs too, and keep the others.
+    const total = async (account: { accessToken: string }, projectId: string) =>
+      (await s.request('GET', `/v1/projects/${projectId}/logs/stats?from=${now - 4 * DAY}&to=${now}&interval=1h`, { token: account.accessToken })).body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0);
+    expect(await total(free, pf.id)).toBe(5);
+    expect(await total(pro, pp.id)).toBe(28);
+    expect(Number((await s.database.db.selectFrom('log_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('project_id', '=', pf.id).executeTakeFirstOrThrow()).n)).toBe(5);
 
     // Time passes: the recent ones expire too, and a second run has nothing more to do.
     s.clock.advance(2 * DAY);

@@ -6,6 +6,7 @@ import * as m0003 from './migrations/0003_logs.js';
 import * as m0004 from './migrations/0004_alerts.js';
 import * as m0005 from './migrations/0005_idempotency.js';
 import * as m0006 from './migrations/0006_partition_logs.js';
+import * as m0007 from './migrations/0007_log_counts.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_alerts': m0004,
   '0005_idempotency': m0005,
   '0006_partition_logs': m0006,
+  '0007_log_counts': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -80,6 +80,14 @@ export interface AlertRulesTable {
   updated_at: number;
 }
 
+/** Logs per project, minute (its first ms) and level: what stats over whole minutes read. */
+export interface LogCountsTable {
+  project_id: string;
+  minute: number;
+  level: number;
+  n: number;
+}
+
 export interface AlertCountsTable {
   rule_id: string;
   bucket: number;
@@ -142,6 +150,7 @@ export interface DatabaseSchema {
   users: UsersTable;
   projects: ProjectsTable;
   logs: LogsTable;
+  log_counts: LogCountsTable;
   alert_rules: AlertRulesTable;
   alert_counts: AlertCountsTable;
   alert_history: AlertHistoryTable;

@@ -221,6 +221,8 @@ async function emptyIfExpired(db: Db, partition: Partition, retentionDays: Confi
       from unnest(${counts.map((c) => c.project_id)}::text[], ${counts.map((c) => Number(c.n))}::bigint[]) as c(id, n)
       where p.id = c.id`.execute(tx);
     await sql`truncate ${table}`.execute(tx);
+    // The partition held every log of its days: their minutes leave the rollup with them.
+    await sql`delete from log_counts where project_id = any(${ids}::text[]) and minute >= ${partition.from} and minute < ${partition.to}`.execute(tx);
     return counts.reduce((sum, c) => sum + Number(c.n), 0);
   });
 }

@@ -73,8 +73,58 @@ export function findSince(db: Executor, projectId: string, afterSeq: number, upT
   return q.orderBy('seq').limit(limit).execute();
 }
 
-/** Counts per time bucket and level. Buckets start at multiples of `intervalMs` since the epoch. */
-export async function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number) {
+const MINUTE_MS = 60_000;
+
+export interface BucketCount {
+  bucket: number;
+  level: number;
+  n: number;
+}
+
+/**
+ * Counts per time bucket and level. Buckets start at multiples of `intervalMs` since the epoch.
+ * When only the time range and levels filter and buckets are whole minutes, the whole minutes of
+ * the range are read from the log_counts rollup and only the partial minutes at its ends from the
+ * logs themselves; the answer is the same as counting every log.
+ */
+export async function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
+  const { from, to } = filter;
+  const rollup = filter.source === undefined && filter.q === undefined && filter.pattern === undefined && intervalMs % MINUTE_MS === 0 && from !== undefined && to !== undefined;
+  const firstWhole = rollup ? Math.ceil(from / MINUTE_MS) * MINUTE_MS : 0;
+  // `to` is inclusive: the last whole minute ends at or before to + 1.
+  const endWhole = rollup ? Math.floor((to + 1) / MINUTE_MS) * MINUTE_MS : 0;
+  if (!rollup || firstWhole >= endWhole) return countLogsByBucket(db, projectId, filter, intervalMs);
+  const parts = [countRollupByBucket(db, projectId, filter.levels, firstWhole, endWhole, intervalMs)];
+  if (from < firstWhole) parts.push(countLogsByBucket(db, projectId, { ...filter, from, to: firstWhole - 1 }, intervalMs));
+  if (endWhole <= to) parts.push(countLogsByBucket(db, projectId, { ...filter, from: endWhole, to }, intervalMs));
+  const sums = new Map<string, BucketCount>();
+  for (const rows of await Promise.all(parts)) {
+    for (const r of rows) {
+      const key = `${r.bucket}:${r.level}`;
+      const sum = sums.get(key);
+      if (sum) sum.n += r.n;
+      else sums.set(key, { ...r });
+    }
+  }
+  return [...sums.values()];
+}
+
+/** Rollup counts of the whole minutes in [fromMinute, toMinute). */
+async function countRollupByBucket(db: Executor, projectId: string, levels: number[] | undefined, fromMinute: number, toMinute: number, intervalMs: number): Promise<BucketCount[]> {
+  const bucket = sql<number>`(minute - (minute % ${intervalMs}))`;
+  let q = db
+    .selectFrom('log_counts')
+    .select([bucket.as('bucket'), 'level', (eb) => eb.fn.sum<number>('n').as('n')])
+    .where('project_id', '=', projectId)
+    .where('minute', '>=', fromMinute)
+    .where('minute', '<', toMinute);
+  if (levels) q = levels.length === 1 ? q.where('level', '=', levels[0]!) : q.where('level', 'in', levels);
+  const rows = await q.groupBy([sql`1`, sql`2`]).execute();
+  return rows.map((r) => ({ bucket: Number(r.bucket), level: Number(r.level), n: Number(r.n) }));
+}
+
+/** Counts every log of the range. */
+async function countLogsByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
   const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
   const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'level', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
     // By position: PostgreSQL would not see two copies of the parameterised expression as one.
@@ -95,10 +145,37 @@ export async function lastSeq(db: Executor, projectId: string): Promise<number |
 export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
   const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
   // The ts bound repeats the victims' own: on PostgreSQL it keeps the delete to the partitions that can hold them.
-  const result = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).executeTakeFirst();
-  const n = Number(result.numDeletedRows);
-  if (n > 0) await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
+  const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level']).execute();
+  const n = deleted.length;
+  if (n > 0) {
+    await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
+    await subtractMinuteCounts(db, projectId, deleted);
+  }
   return n;
+}
+
+/** Takes deleted logs out of the log_counts rollup (rows that reach zero go). */
+async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number }[]): Promise<void> {
+  const groups = new Map<string, { minute: number; level: number; n: number }>();
+  for (const log of logs) {
+    const ts = Number(log.ts);
+    const minute = ts - (ts % MINUTE_MS);
+    const key = `${minute}:${log.level}`;
+    const g = groups.get(key);
+    if (g) g.n++;
+    else groups.set(key, { minute, level: Number(log.level), n: 1 });
+  }
+  const list = [...groups.values()];
+  if (isPostgres(db)) {
+    await sql`update log_counts as c set n = c.n - t.n
+      from unnest(${list.map((g) => g.minute)}::bigint[], ${list.map((g) => g.level)}::smallint[], ${list.map((g) => g.n)}::bigint[]) as t(minute, level, n)
+      where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level`.execute(db);
+  } else {
+    for (const g of list) {
+      await db.updateTable('log_counts').set((eb) => ({ n: eb('n', '-', g.n) })).where('project_id', '=', projectId).where('minute', '=', g.minute).where('level', '=', g.level).execute();
+    }
+  }
+  await db.deleteFrom('log_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
 }
 
 /** The projects whose owner is on `plan` and that hold logs older than `cutoff`. */

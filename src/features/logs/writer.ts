@@ -64,6 +64,23 @@ interface Columns {
   metadata: (string | null)[];
 }
 
+/** A batch's logs per (minute, level), for the log_counts rollup: parallel arrays. */
+function minuteCounts(ts: number[], level: number[]): { minute: number[]; level: number[]; n: number[] } {
+  const counts = new Map<number, number>();
+  for (let i = 0; i < ts.length; i++) {
+    // Timestamps are never negative, so ts - ts % 60000 is the minute's first ms (as in SQL).
+    const key = (ts[i]! - (ts[i]! % 60_000)) * 8 + level[i]!;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const out = { minute: [] as number[], level: [] as number[], n: [] as number[] };
+  for (const [key, n] of counts) {
+    out.minute.push(Math.floor(key / 8));
+    out.level.push(key % 8);
+    out.n.push(n);
+  }
+  return out;
+}
+
 function toColumns(b: Batch): Columns {
   const n = b.rows.length;
   const c: Columns = { projectId: b.projectId, receivedAt: b.receivedAt, idempotency: b.idempotency, ts: new Array(n), level: new Array(n), source: new Array(n), message: new Array(n), metadata: new Array(n) };
@@ -80,7 +97,7 @@ function toColumns(b: Batch): Columns {
 /**
  * The SQLite writer's thread. It runs in a worker, so a large commit (and its fsync) never blocks
  * the event loop. Compiled with the rest of the code and sent as source: it may use only its
- * arguments and `require`.
+ * arguments, `require` and minuteCounts (sent with it).
  */
 function sqliteWriterThread(require: NodeRequire) {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
@@ -91,6 +108,7 @@ function sqliteWriterThread(require: NodeRequire) {
   const newest = db.prepare('select coalesce(max(seq), 0) as seq from logs');
   const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = ? where id = ?');
   const idempotent = db.prepare("update idempotency_keys set state = 'done', response = ? where project_id = ? and key = ?");
+  const addMinute = db.prepare('insert into log_counts (project_id, minute, level, n) values (?, ?, ?, ?) on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n');
   // Multi-row INSERTs: one call into SQLite per 100 rows instead of per row.
   const ROWS_PER_INSERT = 100;
   const inserts = new Map<number, import('better-sqlite3').Statement>();
@@ -127,6 +145,8 @@ function sqliteWriterThread(require: NodeRequire) {
         insertFor(end - start).run(params);
       }
       bump.run(n, first + n - 1, b.projectId);
+      const counts = minuteCounts(b.ts, b.level);
+      for (let i = 0; i < counts.n.length; i++) addMinute.run(b.projectId, counts.minute[i], counts.level[i], counts.n[i]);
       if (b.idempotency) idempotent.run(b.idempotency.response, b.projectId, b.idempotency.key);
       return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
     }),
@@ -167,7 +187,8 @@ export function createSqliteWriter(file: string): LogWriter {
   let closed = false;
 
   function start(): Worker {
-    const w = new Worker(`(${sqliteWriterThread.toString()})(require)`, { eval: true, workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS } });
+    // The thread's source, with the one module function it uses.
+    const w = new Worker(`${minuteCounts.toString()}\n(${sqliteWriterThread.toString()})(require)`, { eval: true, workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS } });
     w.on('message', (msg: { id: number; results?: never; error?: string }) => {
       const p = pending.get(msg.id);
       if (!p) return;
@@ -249,6 +270,10 @@ export function createPostgresWriter(db: Db): LogWriter {
           if (b.idempotency) {
             await sql`update idempotency_keys set state = 'done', response = ${b.idempotency.response} where project_id = ${b.projectId} and key = ${b.idempotency.key}`.execute(tx);
           }
+          const counts = minuteCounts(c.ts, c.level);
+          await sql`insert into log_counts (project_id, minute, level, n)
+            select ${b.projectId}, t.minute, t.level, t.n from unnest(${counts.minute}::bigint[], ${counts.level}::smallint[], ${counts.n}::bigint[]) as t(minute, level, n)
+            on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n`.execute(tx);
           let minTs = Number.POSITIVE_INFINITY;
           for (const t of c.ts) if (t < minTs) minTs = t;
           await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}:${minTs}`})`.execute(tx);
