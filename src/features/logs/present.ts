@@ -28,22 +28,27 @@ export function logId(seq: number): string {
 }
 
 /**
- * `new Date(ms).toISOString()`, remembering the text of the last second seen: logs come in runs
- * of nearby timestamps, and this is most of the cost of presenting one.
+ * `new Date(ms).toISOString()`, with the text of recent seconds remembered (a small direct-mapped
+ * cache): logs come in runs of nearby timestamps, and formatting dates is most of the cost of
+ * presenting one.
  */
 function isoTime(ms: number): string {
   const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
+  const slot = second & (ISO_SLOTS - 1);
+  let prefix = isoPrefixes[slot];
+  if (isoSeconds[slot] !== second || prefix === undefined) {
     const iso = new Date(second * 1000).toISOString(); // …T12:34:56.000Z
-    if (iso.length !== 24) return new Date(ms).toISOString(); // years beyond 9999 or before 0
-    lastSecond = second;
-    lastPrefix = iso.slice(0, 20);
+    if (iso.length !== 24) return new Date(ms).toISOString(); // years beyond 9999 (or before 0)
+    prefix = iso.slice(0, 20);
+    isoSeconds[slot] = second;
+    isoPrefixes[slot] = prefix;
   }
   const frac = ms - second * 1000;
-  return `${lastPrefix}${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}Z`;
+  return `${prefix}${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}Z`;
 }
-let lastSecond = Number.NaN;
-let lastPrefix = '';
+const ISO_SLOTS = 256;
+const isoSeconds = new Float64Array(ISO_SLOTS).fill(Number.NaN);
+const isoPrefixes: (string | undefined)[] = new Array(ISO_SLOTS);
 
 export function presentLog(row: { seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null }): Log {
   return {

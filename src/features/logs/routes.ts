@@ -9,7 +9,7 @@ import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
-import { logJson, sseFrame } from './present.js';
+import { logJson } from './present.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
 
@@ -132,9 +132,9 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       const res = reply.raw;
       let heartbeat: NodeJS.Timeout | undefined;
       const tail = await logs.openTail(req.userId, req.params.id, filter, afterSeq, {
-        send(rows, resume) {
-          const more = res.write(rows.map(sseFrame).join(''));
-          // Past this much unread, the tail pauses and later catches up from the database.
+        send(out, resume) {
+          const more = res.write(out.frames);
+          // Past this much unread, the tail pauses and later catches up from memory or the database.
           if (more || res.writableLength < TAIL_BUFFER_BYTES) return true;
           res.once('drain', resume);
           return false;

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { matches, type LogFilter } from './filter.js';
+import { sseFrame } from './present.js';
 import type { LogRowStored } from './repository.js';
 
 /** What the hub needs from storage. */
@@ -11,11 +12,45 @@ export interface TailSource {
 
 export interface TailSink {
   /**
-   * Sends logs (in seq order, already filtered). Returns false when the client has not read what
-   * was sent before: the tail then pauses, and calls `resume` once, when the client has caught up.
+   * Sends logs (in seq order, already filtered, as SSE frames in `frames`). Returns false when the
+   * client has not read what was sent before: the tail then pauses, and calls `resume` once, when
+   * the client has caught up.
    */
-  send(rows: LogRowStored[], resume: () => void): boolean;
+  send(out: TailOutput, resume: () => void): boolean;
   close(): void;
+}
+
+/** What a tail sends for one run of logs: the logs that match, and their SSE frames as bytes. */
+export interface TailOutput {
+  rows: LogRowStored[];
+  frames: Buffer;
+}
+
+function output(rows: LogRowStored[]): TailOutput {
+  let text = '';
+  for (const row of rows) text += sseFrame(row);
+  return { rows, frames: Buffer.from(text) };
+}
+
+/** A filter as text: tails with the same text select the same logs. */
+function filterKey(filter: LogFilter): string {
+  return JSON.stringify([filter.from, filter.to, filter.levels, filter.source, filter.q, filter.pattern?.source]);
+}
+
+/**
+ * What tails in step with a commit send: computed once per run of logs and filter, so ten tails
+ * on the same filter cost one filtering, one serialisation and one encoding.
+ */
+class SharedOutputs {
+  #byRows = new WeakMap<LogRowStored[], Map<string, TailOutput>>();
+
+  get(rows: LogRowStored[], key: string, filter: LogFilter): TailOutput {
+    let byFilter = this.#byRows.get(rows);
+    if (!byFilter) this.#byRows.set(rows, (byFilter = new Map()));
+    let out = byFilter.get(key);
+    if (!out) byFilter.set(key, (out = output(rows.filter((row) => matches(filter, row)))));
+    return out;
+  }
 }
 
 const PAGE = 1000;
@@ -78,6 +113,7 @@ export interface Continuation {
  */
 class Tail {
   seen = 0;
+  readonly #filterKey: string;
   closed = false;
   /** The client is behind: nothing is sent until it has read what it has; then the tail catches up from the database. */
   paused = false;
@@ -94,7 +130,9 @@ class Tail {
     private readonly onError: (err: unknown) => void,
     /** Called once, when the tail closes (by the client, the hub, or an error). */
     private readonly onClosed: () => void,
+    private readonly shared: SharedOutputs,
   ) {
+    this.#filterKey = filterKey(filter);
     this.#chain = start.then((seq) => {
       this.seen = seq;
     });
@@ -122,14 +160,22 @@ class Tail {
   }
 
   #deliver(rows: LogRowStored[]): void {
-    if (this.closed) return;
-    const out: LogRowStored[] = [];
-    for (const row of rows) {
-      if (row.seq <= this.seen) continue;
-      this.seen = row.seq;
-      if (matches(this.filter, row)) out.push(row);
+    if (this.closed || rows.length === 0) return;
+    let out: TailOutput;
+    if (rows[0]!.seq > this.seen) {
+      // In step: every log of the run is new to this tail, as to every other tail in step.
+      out = this.shared.get(rows, this.#filterKey, this.filter);
+      this.seen = rows[rows.length - 1]!.seq;
+    } else {
+      const fresh: LogRowStored[] = [];
+      for (const row of rows) {
+        if (row.seq <= this.seen) continue;
+        this.seen = row.seq;
+        if (matches(this.filter, row)) fresh.push(row);
+      }
+      out = output(fresh);
     }
-    if (out.length > 0 && !this.sink.send(out, this.#resume)) this.paused = true;
+    if (out.rows.length > 0 && !this.sink.send(out, this.#resume)) this.paused = true;
   }
 
   readonly #resume = () => {
@@ -155,6 +201,7 @@ export class TailHub {
   /** Per project, the newest seq this node has handed to its tails. */
   #known = new Map<string, number>();
   #recent = new Map<string, Recent>();
+  #shared = new SharedOutputs();
   /** What tails read: the recent logs in memory when they cover the request, else the database. */
   readonly #source: TailSource;
 
@@ -210,6 +257,7 @@ export class TailHub {
         if (left > 0) this.#perUser.set(userId, left);
         else this.#perUser.delete(userId);
       },
+      this.#shared,
     );
     tails.add(tail);
     this.#perUser.set(userId, this.openCount(userId) + 1);
