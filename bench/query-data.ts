@@ -2,6 +2,12 @@
  * Rows for the query benchmark, generated straight in the columns of Loglane's `logs` table (no
  * JSON round trip): a seeded mix of levels, sources and message shapes, so every run loads the
  * same data (apart from the timestamps, which end at the time of the run).
+ *
+ * Besides the common words ("timeout" is in ~2 % of the messages), a rare token, RARE_TERM, is
+ * planted at fixed positions (rarePlantIndices): 10 logs in the last hour, 10 more in the rest of
+ * the last 24 hours and 10 in the older rest, whatever the size. A search for it matches a handful
+ * of logs, so it must read its whole time range, where a search for a common word fills its first
+ * page after a few thousand rows.
  */
 import { seededRandom } from './logs.js';
 
@@ -37,6 +43,40 @@ const SOURCE_SHARES: readonly [string, number][] = [
 ];
 
 export const SOURCES = SOURCE_SHARES.map(([s]) => s);
+
+/** Planted in a few logs only (a request id that a handful of log lines share). */
+export const RARE_TERM = 'req_c0ffee5eed42d00d';
+/** An RE2 pattern that matches exactly the logs holding RARE_TERM. */
+export const RARE_PATTERN = 'req_c0ffee[0-9a-f]{10}';
+/** How many logs get RARE_TERM per range: [newest - 1 h, newest], [-24 h, -1 h), older. */
+export const RARE_PER_RANGE = 10;
+const HOUR_MS = 3_600_000;
+
+/**
+ * The indices (0-based, oldest first) of the logs that get RARE_TERM in a run of `total` logs
+ * spread evenly over [startMs, endMs]: RARE_PER_RANGE evenly spaced in each range (fewer when the
+ * logs are so sparse that two land on the same log or a range is empty).
+ */
+export function rarePlantIndices(total: number, startMs: number, endMs: number): number[] {
+  if (total <= 1) return [];
+  const span = endMs - startMs;
+  const ranges: [number, number][] = [
+    [0, HOUR_MS],
+    [HOUR_MS, 24 * HOUR_MS],
+    [24 * HOUR_MS, span],
+  ];
+  const out = new Set<number>();
+  for (const [near, far] of ranges) {
+    const hi = Math.min(far, span);
+    if (hi <= near) continue;
+    for (let k = 0; k < RARE_PER_RANGE; k++) {
+      const age = near + ((k + 0.5) * (hi - near)) / RARE_PER_RANGE;
+      out.add(Math.min(total - 1, Math.max(0, Math.round(((span - age) * (total - 1)) / span))));
+    }
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
 export const MIN_MESSAGE = 150;
 export const MAX_MESSAGE = 250;
 
@@ -53,6 +93,8 @@ const CRON_TASKS = ['cleanup-sessions', 'rotate-logs', 'refresh-exchange-rates',
 const TEMPLATES = ['welcome', 'password-reset', 'invoice', 'weekly-digest', 'trial-ending', 'login-alert'];
 const TERMS = ['running shoes', 'red dress', 'usb-c cable', 'standing desk', 'noise cancelling headphones', 'coffee grinder', 'yoga mat'];
 const DECLINES = ['card_declined', 'insufficient_funds', 'expired_card', 'processing_error', 'authentication_required'];
+
+const HEX_BYTE = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
 /** Cumulative shares, for picking by one random number. */
 function cumulative<T>(shares: readonly [T, number][]): { values: T[]; bounds: number[] } {
@@ -75,6 +117,9 @@ export class LogGenerator {
   timeoutMatches = 0;
   /** Logs at level error from source api (what the level+source page finds). */
   errorApiMatches = 0;
+  /** The indices of the logs that hold RARE_TERM. */
+  readonly rareIndices: number[];
+  private readonly rare: Set<number>;
 
   constructor(
     seed: number,
@@ -83,6 +128,25 @@ export class LogGenerator {
     private readonly endMs: number,
   ) {
     this.rand = seededRandom(seed);
+    this.rareIndices = rarePlantIndices(total, startMs, endMs);
+    this.rare = new Set(this.rareIndices);
+  }
+
+  /** How many of the logs have ts >= fromMs (binary search over the even spread). */
+  countSince(fromMs: number): number {
+    let lo = 0;
+    let hi = this.total;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.tsOf(mid) >= fromMs) hi = mid;
+      else lo = mid + 1;
+    }
+    return this.total - lo;
+  }
+
+  /** How many logs with ts >= fromMs hold RARE_TERM. */
+  rareSince(fromMs: number): number {
+    return this.rareIndices.filter((i) => this.tsOf(i) >= fromMs).length;
   }
 
   /** The ts of log `index` (0-based): evenly spread, increasing with the index, the last at endMs. */
@@ -95,7 +159,7 @@ export class LogGenerator {
   take(count: number): QueryRow[] {
     const rows: QueryRow[] = [];
     const end = Math.min(this.total, this.next + count);
-    for (; this.next < end; this.next++) rows.push(this.one(this.tsOf(this.next)));
+    for (; this.next < end; this.next++) rows.push(this.one(this.next));
     return rows;
   }
 
@@ -113,17 +177,22 @@ export class LogGenerator {
     return c.values[i < 0 ? c.values.length - 1 : i]!;
   }
 
+  /** `chars` hex digits, 8 per random number (a table lookup per byte: this is the generator's hot spot). */
   private hex(chars: number): string {
     let out = '';
-    while (out.length < chars) out += ((this.rand() * 0x100000000) >>> 0).toString(16).padStart(8, '0');
-    return out.slice(0, chars);
+    while (out.length < chars) {
+      const u = (this.rand() * 0x100000000) >>> 0;
+      out += HEX_BYTE[u >>> 24]! + HEX_BYTE[(u >>> 16) & 0xff]! + HEX_BYTE[(u >>> 8) & 0xff]! + HEX_BYTE[u & 0xff]!;
+    }
+    return out.length === chars ? out : out.slice(0, chars);
   }
 
   private ip(): string {
     return `10.${this.int(0, 255)}.${this.int(0, 255)}.${this.int(1, 254)}`;
   }
 
-  private one(ts: number): QueryRow {
+  private one(index: number): QueryRow {
+    const ts = this.tsOf(index);
     const level = this.pickShare(this.levels);
     const source = this.pickShare(this.sources);
     const bad = level >= 4;
@@ -190,6 +259,7 @@ export class LogGenerator {
     const target = this.int(MIN_MESSAGE, MAX_MESSAGE);
     if (message.length < target) message += ` trace_id=${this.hex(32)} span_id=${this.hex(16)} host=${source}-${this.int(1, 12)}.${this.pick(REGIONS)}.internal`;
     if (message.length > target) message = message.slice(0, target).trimEnd();
+    if (this.rare.has(index)) message = `${message.slice(0, target - RARE_TERM.length - 5).replace(/\s+\S*$/, '')} req=${RARE_TERM}`;
     if (message.includes('timeout')) this.timeoutMatches++;
     if (level === 4 && source === 'api') this.errorApiMatches++;
 
