@@ -41,7 +41,7 @@ import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
-import { generateLogs, type BenchLog } from './logs.js';
+import { generateLogs, LiveBody, type BenchLog } from './logs.js';
 import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
@@ -425,7 +425,7 @@ interface LoadResult {
 }
 
 /** bench:ingest's load: `clients` loops each sending the next pooled batch until the deadline. */
-async function runLoad(ctx: Ctx, apiKey: string, bodies: Buffer[], clients: number, durationS: number, label: string, onAck?: (bodyIndex: number) => void): Promise<LoadResult> {
+async function runLoad(ctx: Ctx, apiKey: string, bodies: LiveBody[], clients: number, durationS: number, label: string, onAck?: (bodyIndex: number) => void): Promise<LoadResult> {
   const result: LoadResult = { seconds: 0, acknowledgedLogs: 0, latencies: [], statuses: { '202': 0, other: 0 } };
   const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
   const url = `${ctx.server.baseUrl}/v1/logs`;
@@ -437,7 +437,7 @@ async function runLoad(ctx: Ctx, apiKey: string, bodies: Buffer[], clients: numb
   async function client(): Promise<void> {
     while (performance.now() < deadline) {
       const bodyIndex = next++ % bodies.length;
-      const body = bodies[bodyIndex]!;
+      const body = bodies[bodyIndex]!.at(Date.now());
       const sent = performance.now();
       let res;
       try {
@@ -671,16 +671,16 @@ interface ThroughputResult {
  * The logs of bench:ingest, but stamped over the minute before now, so every rule's window holds
  * them; and for each batch, how many (log, rule) matches it holds for `specs`.
  */
-function buildPool(specs: RuleSpec[]): { bodies: Buffer[]; matches: number[] } {
+function buildPool(specs: RuleSpec[]): { bodies: LiveBody[]; matches: number[] } {
   const count = POOL_BATCHES * BATCH_SIZE;
   const spreadMs = 60_000;
   const logs = generateLogs(count, 42, Date.now() - spreadMs, Math.max(1, Math.floor(spreadMs / count)));
   const rules = specs.map(({ condition: c }) => ({ level: c.level, source: c.source, pattern: c.pattern === undefined ? undefined : new RegExp(c.pattern) }));
-  const bodies: Buffer[] = [];
+  const bodies: LiveBody[] = [];
   const matches: number[] = [];
   for (let i = 0; i < count; i += BATCH_SIZE) {
     const batch = logs.slice(i, i + BATCH_SIZE);
-    bodies.push(Buffer.from(JSON.stringify(batch)));
+    bodies.push(new LiveBody(batch));
     let n = 0;
     for (const log of batch) {
       for (const rule of rules) {

@@ -18,7 +18,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine } from '../src/config.js';
-import { generateLogs, toRawRow, type RawRow } from './logs.js';
+import { generateLogs, LiveBody, toRawRow, type RawRow } from './logs.js';
 import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
 import { createDatabase, send, startServer, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs } from './options.js';
@@ -61,21 +61,24 @@ function parseOptions(argv: string[]): Options {
 }
 
 interface Pool {
-  bodies: Buffer[];
+  bodies: LiveBody[];
   rawBatches: RawRow[][];
   avgLogBytes: number;
 }
 
-/** The same 50,000 logs as JSON request bodies and as raw rows; timestamps spread over the last hour. */
+/**
+ * The same 50,000 logs as JSON request bodies (restamped up to now at each send, like a live
+ * stream) and as raw rows (timestamps spread over the last hour).
+ */
 function buildPool(): Pool {
   const count = POOL_BATCHES * BATCH_SIZE;
   const hourMs = 3_600_000;
   const logs = generateLogs(count, 42, Date.now() - hourMs, Math.floor(hourMs / count));
-  const bodies: Buffer[] = [];
+  const bodies: LiveBody[] = [];
   const rawBatches: RawRow[][] = [];
   for (let i = 0; i < count; i += BATCH_SIZE) {
     const batch = logs.slice(i, i + BATCH_SIZE);
-    bodies.push(Buffer.from(JSON.stringify(batch)));
+    bodies.push(new LiveBody(batch));
     rawBatches.push(batch.map(toRawRow));
   }
   const totalBytes = bodies.reduce((sum, b) => sum + b.length, 0);
@@ -120,7 +123,7 @@ async function runLoad(engine: Engine, server: RunningServer, agent: http.Agent,
 
   async function client(): Promise<void> {
     while (performance.now() < deadline) {
-      const body = pool.bodies[next++ % pool.bodies.length]!;
+      const body = pool.bodies[next++ % pool.bodies.length]!.at(Date.now());
       const sent = performance.now();
       let res;
       try {

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateLogs } from './logs.js';
+import { generateLogs, LiveBody } from './logs.js';
 import { fmt } from './report.js';
 import { send } from './server.js';
 
@@ -13,18 +13,18 @@ import { send } from './server.js';
 const MAX_EXAMPLES = 5;
 
 export interface Bodies {
-  bodies: Buffer[];
+  bodies: LiveBody[];
   logsPerBody: number;
   avgLogBytes: number;
 }
 
-/** `count` distinct JSON request bodies of `batchSize` logs each (seeded), timestamps over the last hour. */
+/** `count` distinct JSON request bodies of `batchSize` logs each (seeded), restamped up to now at each send. */
 export function buildBodies(batchSize: number, count = 50): Bodies {
   const total = batchSize * count;
   const hourMs = 3_600_000;
   const logs = generateLogs(total, 42, Date.now() - hourMs, Math.max(1, Math.floor(hourMs / total)));
-  const bodies: Buffer[] = [];
-  for (let i = 0; i < total; i += batchSize) bodies.push(Buffer.from(JSON.stringify(logs.slice(i, i + batchSize))));
+  const bodies: LiveBody[] = [];
+  for (let i = 0; i < total; i += batchSize) bodies.push(new LiveBody(logs.slice(i, i + batchSize)));
   const bytes = bodies.reduce((sum, b) => sum + b.length, 0);
   return { bodies, logsPerBody: batchSize, avgLogBytes: bytes / total };
 }
@@ -106,7 +106,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         if (at >= deadline) return;
         if (at > now) await sleep(at - now);
       }
-      const body = bodies.bodies[next++ % bodies.bodies.length]!;
+      const body = bodies.bodies[next++ % bodies.bodies.length]!.at(Date.now());
       const sent = performance.now();
       let res;
       try {
