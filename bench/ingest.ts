@@ -16,11 +16,11 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine } from '../src/config.js';
 import { generateLogs, LiveBody, toRawRow, type RawRow } from './logs.js';
 import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
-import { createDatabase, send, startServer, type RunningServer, call } from './server.js';
+import { createDatabase, startServer, type RunningServer, call } from './server.js';
+import { progressLine, runLoad as runSharedLoad, type LoadResult } from './load.js';
 import { COMMON_USAGE, parseBenchArgs } from './options.js';
 
 const BATCH_SIZE = 1_000;
@@ -85,17 +85,6 @@ function buildPool(): Pool {
   return { bodies, rawBatches, avgLogBytes: totalBytes / count };
 }
 
-interface LoadResult {
-  seconds: number;
-  acknowledgedLogs: number;
-  /** Request body bytes of the 202 answers. */
-  acknowledgedBytes: number;
-  /** Latencies of the 202 answers, ms, sorted. */
-  latencies: number[];
-  statuses: { '202': number; '429': number; '503': number; other: number };
-  failures: string[];
-}
-
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** Nearest-rank percentile of sorted values. */
@@ -103,85 +92,23 @@ function percentile(sorted: number[], p: number): number | undefined {
   return sorted.length === 0 ? undefined : sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/**
- * `clients` loops, each sending the next pooled body and waiting for the answer, until the
- * duration is over; requests in flight at the deadline are waited for and counted, and the
- * elapsed time runs until the last one is answered.
- */
+/** `clients` keep-alive clients sending the pooled bodies to one project for the duration (bench/load.ts). */
 async function runLoad(engine: Engine, server: RunningServer, agent: http.Agent, apiKey: string, pool: Pool, options: Options): Promise<LoadResult> {
-  const result: LoadResult = { seconds: 0, acknowledgedLogs: 0, acknowledgedBytes: 0, latencies: [], statuses: { '202': 0, '429': 0, '503': 0, other: 0 }, failures: [] };
-  const otherExamples: string[] = [];
-  // The generator should only make valid logs; any rejection is a bug on one side or the other.
-  let rejectedLogs = 0;
-  let rejectedExample: string | undefined;
-  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
-  const url = `${server.baseUrl}/v1/logs`;
-  let next = 0;
-
-  const start = performance.now();
-  const deadline = start + options.durationS * 1000;
-
-  async function client(): Promise<void> {
-    while (performance.now() < deadline) {
-      const body = pool.bodies[next++ % pool.bodies.length]!.at(Date.now());
-      const sent = performance.now();
-      let res;
-      try {
-        res = await send(agent, url, 'POST', headers, body);
-      } catch (err) {
-        // The server is probably gone; retrying would only spin.
-        result.failures.push(`a client stopped: request failed: ${err instanceof Error ? err.message : String(err)}`);
-        return;
-      }
-      const latency = performance.now() - sent;
-      if (res.status === 202) {
-        const answer = JSON.parse(res.body) as { accepted: number; rejected: { message: string }[] };
-        result.statuses['202']++;
-        result.acknowledgedLogs += answer.accepted;
-        result.acknowledgedBytes += body.length;
-        result.latencies.push(latency);
-        rejectedLogs += answer.rejected.length;
-        rejectedExample ??= answer.rejected[0]?.message;
-      } else if (res.status === 429 || res.status === 503) {
-        result.statuses[res.status === 429 ? '429' : '503']++;
-        // Back off as asked, but not past the end of the run.
-        const retryAfterS = Number(res.headers['retry-after']);
-        await sleep(Math.min((Number.isFinite(retryAfterS) ? retryAfterS : 1) * 1000, Math.max(0, deadline - performance.now())));
-      } else {
-        result.statuses.other++;
-        if (otherExamples.length < MAX_EXAMPLES) otherExamples.push(`HTTP ${res.status}: ${res.body.slice(0, 300)}`);
-      }
-    }
+  const progress = progressLine(engine, options.durationS);
+  try {
+    return await runSharedLoad({
+      agent,
+      targets: Array.from({ length: options.clients }, () => ({ node: 0, project: 0, baseUrl: server.baseUrl, apiKey })),
+      nodes: 1,
+      projects: 1,
+      bodies: { bodies: pool.bodies, logsPerBody: BATCH_SIZE, avgLogBytes: pool.avgLogBytes },
+      durationS: options.durationS,
+      rate: 0,
+      onTick: progress.tick,
+    });
+  } finally {
+    progress.done();
   }
-
-  const stopProgress = showProgress(engine, start, options.durationS, () => result.acknowledgedLogs);
-  await Promise.all(Array.from({ length: options.clients }, client));
-  stopProgress();
-  result.seconds = (performance.now() - start) / 1000;
-  result.latencies.sort((a, b) => a - b);
-  if (result.statuses.other > 0) result.failures.push(`${result.statuses.other} answer(s) other than 202/429/503, e.g.:\n${otherExamples.map((e) => `    ${e}`).join('\n')}`);
-  if (rejectedLogs > 0) result.failures.push(`the server rejected ${rejectedLogs} generated log(s), e.g.: ${rejectedExample}`);
-  return result;
-}
-
-/** Elapsed time and the current rate: a line rewritten every second on a terminal, else a line every 5 s. */
-function showProgress(engine: Engine, start: number, durationS: number, acknowledged: () => number): () => void {
-  const tty = process.stderr.isTTY;
-  let last = { at: start, logs: 0 };
-  let ticks = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    const logs = acknowledged();
-    const rate = (logs - last.logs) / ((now - last.at) / 1000);
-    last = { at: now, logs };
-    const line = `  ${engine}: ${fmt((now - start) / 1000, 0)} / ${durationS} s   ${fmt(rate)} logs/s now   ${fmt(logs)} acknowledged`;
-    if (tty) process.stderr.write(`\r${line.padEnd(78)}`);
-    else if (++ticks % 5 === 0) process.stderr.write(`${line}\n`);
-  }, 1000);
-  return () => {
-    clearInterval(timer);
-    if (tty) process.stderr.write(`\r${' '.repeat(78)}\r`);
-  };
 }
 
 interface EngineReport {
