@@ -73,6 +73,16 @@ describeEngines('log search and stats', (engine) => {
     expect((await search('q=_')).body.data).toEqual([]);
   });
 
+  it('q folds the case of non-ASCII letters on PostgreSQL (SQLite folds ASCII only)', async () => {
+    const u = await createProject(s, a, 'unicode');
+    await ingest(s, u.apiKey, [{ message: 'Größe über Limit' }, { message: 'plain ascii' }]);
+    const find = async (q: string) => (await s.request('GET', `/v1/projects/${u.id}/logs?q=${encodeURIComponent(q)}`, { token: a.accessToken })).body.data.map((l: { message: string }) => l.message);
+    expect(await find('GRÖSSE')).toEqual([]); // ß is not ss in either
+    expect(await find('über')).toEqual(['Größe über Limit']);
+    expect(await find('LIMIT')).toEqual(['Größe über Limit']);
+    expect(await find('ÜBER')).toEqual(engine === 'postgres' ? ['Größe über Limit'] : []);
+  });
+
   it('pattern is an RE2 regular expression on the message', async () => {
     expect(indices(await search(`pattern=${encodeURIComponent('^GET /items/5[0-3] ')}`))).toEqual([53, 51, 50]);
     expect(indices(await search(`pattern=${encodeURIComponent('(?i)request \\d+ failed')}&level=info`))).toEqual([52, 48, 40, 36, 28, 24, 16, 12, 4, 0]);

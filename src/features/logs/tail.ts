@@ -55,7 +55,7 @@ class SharedOutputs {
 
 const PAGE = 1000;
 /** Logs per tailed project kept in memory, so tails that paused for a slow client catch up without a database read. */
-const RECENT_ROWS = 20_000;
+const RECENT_ROWS = 10_000;
 
 /**
  * The newest logs of one project that this node has seen, without a gap: every log after
