@@ -259,24 +259,32 @@ export function createPostgresWriter(db: Db): LogWriter {
         for (const index of order) {
           const b = batches[index]!;
           const n = b.rows.length;
-          const row = await sql<{ last_seq: number }>`update projects set log_count = log_count + ${n}, last_seq = last_seq + ${n} where id = ${b.projectId} returning last_seq`.execute(tx);
-          const last = row.rows[0]?.last_seq;
-          if (last === undefined) continue;
           const c = toColumns(b);
-          await sql`insert into logs (project_id, seq, ts, received_at, level, source, message, metadata)
-            select ${b.projectId}, ${last - n}::bigint + t.i, t.ts, ${b.receivedAt}::bigint, t.level, t.source, t.message, t.metadata
-            from unnest(${c.ts}::bigint[], ${c.level}::smallint[], ${c.source}::text[], ${c.message}::text[], ${c.metadata}::text[])
-              with ordinality as t(ts, level, source, message, metadata, i)`.execute(tx);
+          let minTs = Number.POSITIVE_INFINITY;
+          for (const t of c.ts) if (t < minTs) minTs = t;
+          // One statement, one round trip: count the logs and take their seqs under the project row's
+          // lock, insert them and their per-minute counts, and notify the other nodes (on commit).
+          // No row comes back when the project is gone, and then nothing is written.
+          const { rows } = await sql<{ last_seq: number }>`with p as (
+              update projects set log_count = log_count + ${n}::bigint, last_seq = last_seq + ${n}::bigint where id = ${b.projectId} returning last_seq
+            ), t as (
+              select p.last_seq - ${n}::bigint + t.i as seq, t.ts, t.level, t.source, t.message, t.metadata
+              from p, unnest(${c.ts}::bigint[], ${c.level}::smallint[], ${c.source}::text[], ${c.message}::text[], ${c.metadata}::text[])
+                with ordinality as t(ts, level, source, message, metadata, i)
+            ), logs_added as (
+              insert into logs (project_id, seq, ts, received_at, level, source, message, metadata)
+              select ${b.projectId}, seq, ts, ${b.receivedAt}::bigint, level, source, message, metadata from t
+            ), counts_added as (
+              insert into log_counts (project_id, minute, level, n)
+              select ${b.projectId}, ts - ts % 60000, level, count(*) from t group by 2, 3
+              on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n
+            )
+            select p.last_seq, pg_notify(${PG_CHANNEL}, ${b.projectId}::text || ':' || p.last_seq || ':' || ${n}::bigint || ':' || ${minTs}::bigint) from p`.execute(tx);
+          const last = rows[0] === undefined ? undefined : Number(rows[0].last_seq);
+          if (last === undefined) continue;
           if (b.idempotency) {
             await sql`update idempotency_keys set state = 'done', response = ${b.idempotency.response} where project_id = ${b.projectId} and key = ${b.idempotency.key}`.execute(tx);
           }
-          const counts = minuteCounts(c.ts, c.level);
-          await sql`insert into log_counts (project_id, minute, level, n)
-            select ${b.projectId}, t.minute, t.level, t.n from unnest(${counts.minute}::bigint[], ${counts.level}::smallint[], ${counts.n}::bigint[]) as t(minute, level, n)
-            on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n`.execute(tx);
-          let minTs = Number.POSITIVE_INFINITY;
-          for (const t of c.ts) if (t < minTs) minTs = t;
-          await sql`select pg_notify(${PG_CHANNEL}, ${`${b.projectId}:${last}:${n}:${minTs}`})`.execute(tx);
           results[index] = { prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last };
         }
         return results;
