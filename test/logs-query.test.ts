@@ -73,6 +73,18 @@ describeEngines('log search and stats', (engine) => {
     expect((await search('q=_')).body.data).toEqual([]);
   });
 
+  it('pattern stays case-sensitive and exact while its required text narrows the rows in SQL', async () => {
+    const u = await createProject(s, a, 'pattern literal');
+    await ingest(s, u.apiKey, [{ message: 'upstream TIMEOUT after 30s' }, { message: 'db timeout after 5s' }, { message: 'timeouts: 3' }, { message: 'time out after 9s' }, { message: 'tab\there timeout after 1s' }]);
+    const find = async (pattern: string) => (await s.request('GET', `/v1/projects/${u.id}/logs?pattern=${encodeURIComponent(pattern)}`, { token: a.accessToken })).body.data.map((l: { message: string }) => l.message).sort();
+    expect(await find('timeout after \\d+s')).toEqual(['db timeout after 5s', 'tab\there timeout after 1s']);
+    expect(await find('TIMEOUT')).toEqual(['upstream TIMEOUT after 30s']);
+    expect(await find('(?i)timeout after')).toEqual(['db timeout after 5s', 'tab\there timeout after 1s', 'upstream TIMEOUT after 30s']);
+    expect(await find('timeouts?:')).toEqual(['timeouts: 3']);
+    expect(await find('\\there')).toEqual(['tab\there timeout after 1s']);
+    expect(await find('after [59]s')).toEqual(['db timeout after 5s', 'time out after 9s']);
+  });
+
   it('q folds the case of non-ASCII letters on PostgreSQL (SQLite folds ASCII only)', async () => {
     const u = await createProject(s, a, 'unicode');
     await ingest(s, u.apiKey, [{ message: 'Größe über Limit' }, { message: 'plain ascii' }]);

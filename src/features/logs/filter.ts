@@ -12,6 +12,8 @@ export interface LogFilter {
   q?: string;
   /** RE2, matched against the message anywhere (like grep). */
   pattern?: Pattern;
+  /** Internal: a case-sensitive substring the message must hold (a pattern's required literal, checked in SQL). */
+  contains?: string;
 }
 
 export const MAX_PATTERN_LENGTH = 1000;

@@ -3,6 +3,8 @@ import { RE2JS } from 're2js';
 /** A compiled user pattern: RE2 semantics, tested against a log's message. */
 export interface Pattern {
   readonly source: string;
+  /** Text every match contains (case-sensitive), when one is known: a database can prefilter on it. */
+  readonly literal?: string;
   test(text: string): boolean;
 }
 
@@ -115,6 +117,6 @@ export function compileRe2(source: string): Pattern {
   const required = requiredLiteral(source);
   if (required === null) return { source, test: (text) => re.test(text) };
   const { literal, exact } = required;
-  if (exact) return { source, test: (text) => text.includes(literal) };
-  return { source, test: (text) => text.includes(literal) && re.test(text) };
+  if (exact) return { source, literal, test: (text) => text.includes(literal) };
+  return { source, literal, test: (text) => text.includes(literal) && re.test(text) };
 }

@@ -32,6 +32,9 @@ function applyFilter<O>(db: Executor, query: SelectQueryBuilder<DatabaseSchema, 
     else if (/^[\x00-\x7f]*$/.test(filter.q)) q = q.where(sql<boolean>`message collate "C" ilike ${likePattern(filter.q)} escape '\\'`);
     else q = q.where(sql<boolean>`message ilike ${likePattern(filter.q)} escape '\\'`);
   }
+  if (filter.contains !== undefined) {
+    q = isPostgres(db) ? q.where(sql<boolean>`strpos(message, ${filter.contains}) > 0`) : q.where(sql<boolean>`instr(message, ${filter.contains}) > 0`);
+  }
   return q;
 }
 
@@ -55,7 +58,8 @@ export async function findPage(db: Executor, projectId: string, filter: LogFilte
     const top = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY, Date.now());
     for (const window of PAGE_WINDOWS_MS) {
       const lower = top - window;
-      if (filter.from !== undefined && lower <= filter.from) break;
+      // A window that is most of the range anyway would only scan it twice.
+      if (filter.from !== undefined && lower <= filter.from + 0.1 * (top - filter.from)) break;
       const rows = await q.where('ts', '>=', lower).execute();
       if (rows.length === limit) return rows;
     }

@@ -53,6 +53,11 @@ function decodeCursor(cursor: string): repo.Position {
   return { ts: Number(m[1]), seq: Number(m[2]) };
 }
 
+/** Text a database can search for: PostgreSQL text cannot hold NUL. */
+function sqlSafe(text: string | undefined): string | undefined {
+  return text !== undefined && !text.includes('\u0000') ? text : undefined;
+}
+
 export function createLogsService(deps: { database: Database; config: Config; now: () => number; log: FastifyBaseLogger; projects: ProjectsService }) {
   const { database, config, now, log, projects } = deps;
   const db = database.db;
@@ -159,7 +164,8 @@ export function createLogsService(deps: { database: Database; config: Config; no
       const deadline = Date.now() + config.queryBudgetMs;
       const found: repo.LogRowStored[] = [];
       for (;;) {
-        const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined }, position, PATTERN_CHUNK));
+        // The pattern's required literal, if it has one, narrows the rows in SQL; RE2 decides.
+        const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(filter.pattern!.literal) }, position, PATTERN_CHUNK));
         for (const row of rows) {
           position = { ts: row.ts, seq: row.seq };
           if (!filter.pattern.test(row.message)) continue;
