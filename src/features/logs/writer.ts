@@ -188,7 +188,13 @@ export function createSqliteWriter(file: string): LogWriter {
 
   function start(): Worker {
     // The thread's source, with the one module function it uses.
-    const w = new Worker(`${minuteCounts.toString()}\n(${sqliteWriterThread.toString()})(require)`, { eval: true, workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS } });
+    const w = new Worker(`${minuteCounts.toString()}\n(${sqliteWriterThread.toString()})(require)`, {
+      eval: true,
+      workerData: { file, sqlitePath, pragmas: SQLITE_PRAGMAS },
+      // The thread holds one commit's columns at a time (INGEST_COMMIT_MAX_LOGS logs, a few MB):
+      // small heaps keep its share of the server's memory small under sustained ingest.
+      resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
+    });
     w.on('message', (msg: { id: number; results?: never; error?: string }) => {
       const p = pending.get(msg.id);
       if (!p) return;
