@@ -155,6 +155,8 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       res.write('retry: 2000\n: connected\n\n');
       heartbeat = setInterval(() => res.write(': keep-alive\n\n'), tailHeartbeatMs);
       req.raw.on('close', () => tail.close());
+      // A client that left while the tail was opening: its 'close' has already been emitted.
+      if (req.raw.destroyed || res.destroyed) tail.close();
     });
   };
 }

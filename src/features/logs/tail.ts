@@ -232,7 +232,7 @@ export class TailHub {
    * Opens a tail. With `afterSeq` (from Last-Event-ID) it first replays what came after it;
    * without, it starts at the project's newest log.
    */
-  open(userId: string, projectId: string, filter: LogFilter, sink: TailSink, afterSeq?: number): TailHandle {
+  async open(userId: string, projectId: string, filter: LogFilter, sink: TailSink, afterSeq?: number): Promise<TailHandle> {
     const start = afterSeq !== undefined ? Promise.resolve(afterSeq) : this.source.lastSeq(projectId).then((s) => s ?? 0);
     let set = this.#byProject.get(projectId);
     if (!set) this.#byProject.set(projectId, (set = new Set()));
@@ -263,6 +263,9 @@ export class TailHub {
     this.#perUser.set(userId, this.openCount(userId) + 1);
     // Catch up at once: replays after Last-Event-ID, and anything committed while opening.
     void start.then(async () => tail.advance((await this.source.lastSeq(projectId)) ?? 0)).catch(() => {});
+    // Answer once the starting point is fixed: a log committed after the client hears back is
+    // always after it, so the tail shows it.
+    await start.catch(() => {});
     return tail;
   }
 
