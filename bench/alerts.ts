@@ -43,7 +43,7 @@ import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import { generateLogs, LiveBody, type BenchLog } from './logs.js';
 import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer, call } from './server.js';
-import { COMMON_USAGE, parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs, optionsOrExit } from './options.js';
 
 const RULE_COUNTS = [1, 10, 100] as const;
 const PROBE_GAP_MS = 100;
@@ -1098,13 +1098,7 @@ function resultLine(r: EngineReport, options: Options): string {
 
 // ---------------------------------------------------------------------------------------------
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (err) {
-  console.error(`${errorText(err)}\n\n${USAGE}`);
-  process.exit(2);
-}
+const options = optionsOrExit(parseOptions, USAGE);
 // 100 rules per project need the enterprise plan (unlimited rules); new accounts get DEFAULT_PLAN.
 process.env.DEFAULT_PLAN = 'enterprise';
 // One account opens every tail of the run.

@@ -35,7 +35,7 @@ import http from 'node:http';
 import os from 'node:os';
 import pg from 'pg';
 import { buildBodies, progressLine, runLoad, type Bodies, type LoadResult, type Target } from './load.js';
-import { COMMON_OPTIONS, parseBenchArgs } from './options.js';
+import { COMMON_OPTIONS, parseBenchArgs, optionsOrExit } from './options.js';
 import { machineCpu, PostgresCpuMonitor, processCpuSeconds, peakRssBytes, type PostgresCpu } from './proc.js';
 import { fmt, groupServerOutput, mb, percentile, round, table, writeResults } from './report.js';
 import { call, createDatabase, startServer, type RunningServer } from './server.js';
@@ -390,13 +390,7 @@ function printTable(runs: ClusterRun[]): void {
   }
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (err) {
-  console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-  process.exit(2);
-}
+const options = optionsOrExit(parseOptions, USAGE);
 
 const bodies = buildBodies(BATCH_SIZE);
 const pgVersion = await postgresVersion(options.pgAdminUrl).catch((err: unknown) => {

@@ -21,7 +21,7 @@ import { generateLogs, LiveBody, toRawRow, type RawRow } from './logs.js';
 import { rawPostgres, rawSqlite, type RawResult } from './raw.js';
 import { createDatabase, startServer, type RunningServer, call } from './server.js';
 import { progressLine, runLoad as runSharedLoad, type LoadResult } from './load.js';
-import { COMMON_USAGE, parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs, optionsOrExit } from './options.js';
 
 const BATCH_SIZE = 1_000;
 /** Distinct request bodies, serialised before timing so building JSON never limits the clients. */
@@ -249,13 +249,7 @@ function resultLine(r: EngineReport, options: Options, pool: Pool): string {
   })}`;
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (err) {
-  console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-  process.exit(2);
-}
+const options = optionsOrExit(parseOptions, USAGE);
 
 const pool = buildPool();
 console.log(`Pool: ${POOL_BATCHES} distinct batches × ${fmt(BATCH_SIZE)} logs, ${fmt(pool.avgLogBytes)} bytes per log on average; ${os.cpus().length} CPUs, Node ${process.version}\n`);

@@ -35,3 +35,13 @@ export function parseBenchArgs<O extends NonNullable<ParseArgsConfig['options']>
     pgAdminUrl: String(common['pg-url']),
   };
 }
+
+/** Parses the command line with `parse`; on a bad option prints the problem and the usage, and exits 2. */
+export function optionsOrExit<T>(parse: (argv: string[]) => T, usage: string): T {
+  try {
+    return parse(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${err instanceof Error ? err.message : String(err)}\n\n${usage}`);
+    process.exit(2);
+  }
+}

@@ -53,7 +53,7 @@ import { keptLocation, prepareBenchProject, SEED, type BenchProject } from './bu
 import { LogGenerator, RARE_PATTERN, RARE_TERM } from './query-data.js';
 import { fmt, percentile, RESULTS_DIR } from './report.js';
 import { send, startServer, type BenchDatabase, type RunningServer, call } from './server.js';
-import { COMMON_USAGE, parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs, optionsOrExit } from './options.js';
 
 const HOUR_MS = 3_600_000;
 const WINDOW_MS = 5 * 60_000;
@@ -711,13 +711,7 @@ function writeResultFile(r: EngineReport): string {
   return file;
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (err) {
-  console.error(`${errorText(err)}\n\n${USAGE}`);
-  process.exit(2);
-}
+const options = optionsOrExit(parseOptions, USAGE);
 
 // The server inherits this process's environment (bench/server.ts): slow searches are measured, not cut off.
 process.env.QUERY_TIME_BUDGET ??= '60s';

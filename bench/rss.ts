@@ -21,7 +21,7 @@ import http from 'node:http';
 import os from 'node:os';
 import type { Engine } from '../src/config.js';
 import { buildBodies, progressLine, runLoad, type Bodies, type LoadResult } from './load.js';
-import { COMMON_USAGE, parseBenchArgs } from './options.js';
+import { COMMON_USAGE, parseBenchArgs, optionsOrExit } from './options.js';
 import { peakRssBytes, rssBytes } from './proc.js';
 import { fmt, groupServerOutput, mb, percentile, round, table, writeResults } from './report.js';
 import { call, createDatabase, startServer } from './server.js';
@@ -236,13 +236,7 @@ function printSummary(r: RssEngineResult, options: Options): void {
   for (const f of r.failures) console.log(`  FAILED: ${f}`);
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (err) {
-  console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-  process.exit(2);
-}
+const options = optionsOrExit(parseOptions, USAGE);
 
 const startedAt = new Date().toISOString();
 const bodies = buildBodies(options.batch);
