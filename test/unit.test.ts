@@ -10,7 +10,7 @@ import { translateError } from '../src/http/errors.js';
 import { AppError } from '../src/errors.js';
 import { decryptApiKey, encryptApiKey, generateApiKey, isWellFormedApiKey, maskApiKey } from '../src/features/projects/api-keys.js';
 import { checkLimit } from '../src/features/plans/plans.js';
-import { bucketSize, matchBatch, parseChannels, parseCondition } from '../src/features/alerts/rules.js';
+import { bucketSize, matchRules, parseChannels, parseCondition } from '../src/features/alerts/rules.js';
 import { isAllowedPushEndpoint } from '../src/features/notifications/push-origins.js';
 import { headerSafe } from '../src/features/notifications/email.js';
 import { RE2JS } from 're2js';
@@ -177,7 +177,11 @@ describe('alert rules', () => {
       { ts: now - 400_000, level: 4, source: 'api', message: 'db timeout' },
       { ts: now - 6000, level: 4, source: 'api', message: 'net timeout' },
     ];
-    const m = matchBatch({ level: 4, source: 'api', windowMs: 300_000, pattern: compilePattern('timeout') }, rows, now);
+    const rule = { level: 4, source: 'api', windowMs: 300_000, pattern: compilePattern('timeout') };
+    const other = { level: 3, source: null, windowMs: 300_000, pattern: null };
+    const results = matchRules([rule, other], rows, now);
+    expect(results.get(other)?.count).toBe(1);
+    const m = results.get(rule)!;
     expect(m.count).toBe(2);
     expect(m.sample.map((r) => r.message)).toEqual(['db timeout', 'net timeout']);
     expect([...m.buckets.values()].reduce((a, b) => a + b, 0)).toBe(2);

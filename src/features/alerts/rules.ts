@@ -153,8 +153,3 @@ function addToSample<R extends T>(sample: R[], row: R, max: number): void {
   sample.splice(i, 0, row);
   if (sample.length > max) sample.pop();
 }
-
-/** One rule's matches in a batch (matchRules for a single rule). */
-export function matchBatch<R extends T>(rule: Matcher, rows: R[], now: number, samples = 5): MatchResult<R> {
-  return matchRules([rule], rows, now, samples).get(rule) ?? { buckets: new Map(), sample: [], count: 0 };
-}

@@ -2,6 +2,7 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import { isPostgres } from '../../db/lock.js';
 import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
 import type { LogFilter } from './filter.js';
+import { minuteCounts } from './writer.js';
 
 export type LogRowStored = LogsTable;
 
@@ -162,23 +163,14 @@ export async function deleteOlderThan(db: Executor, projectId: string, cutoff: n
 
 /** Takes deleted logs out of the log_counts rollup (rows that reach zero go). */
 async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number }[]): Promise<void> {
-  const groups = new Map<string, { minute: number; level: number; n: number }>();
-  for (const log of logs) {
-    const ts = Number(log.ts);
-    const minute = ts - (ts % MINUTE_MS);
-    const key = `${minute}:${log.level}`;
-    const g = groups.get(key);
-    if (g) g.n++;
-    else groups.set(key, { minute, level: Number(log.level), n: 1 });
-  }
-  const list = [...groups.values()];
+  const counts = minuteCounts(logs.map((l) => Number(l.ts)), logs.map((l) => Number(l.level)));
   if (isPostgres(db)) {
     await sql`update log_counts as c set n = c.n - t.n
-      from unnest(${list.map((g) => g.minute)}::bigint[], ${list.map((g) => g.level)}::smallint[], ${list.map((g) => g.n)}::bigint[]) as t(minute, level, n)
+      from unnest(${counts.minute}::bigint[], ${counts.level}::smallint[], ${counts.n}::bigint[]) as t(minute, level, n)
       where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level`.execute(db);
   } else {
-    for (const g of list) {
-      await db.updateTable('log_counts').set((eb) => ({ n: eb('n', '-', g.n) })).where('project_id', '=', projectId).where('minute', '=', g.minute).where('level', '=', g.level).execute();
+    for (let i = 0; i < counts.n.length; i++) {
+      await db.updateTable('log_counts').set((eb) => ({ n: eb('n', '-', counts.n[i]!) })).where('project_id', '=', projectId).where('minute', '=', counts.minute[i]!).where('level', '=', counts.level[i]!).execute();
     }
   }
   await db.deleteFrom('log_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();

@@ -219,9 +219,9 @@ export class TailHub {
   }
 
   #remember(projectId: string, prevSeq: number, rows: LogRowStored[]): void {
-    const recent = this.#recent.get(projectId);
-    if (recent) recent.append(prevSeq, rows);
-    else this.#recent.set(projectId, Object.assign(new Recent(prevSeq), { rows: rows.slice() }));
+    let recent = this.#recent.get(projectId);
+    if (!recent) this.#recent.set(projectId, (recent = new Recent(prevSeq)));
+    recent.append(prevSeq, rows);
   }
 
   openCount(userId: string): number {

@@ -65,7 +65,7 @@ interface Columns {
 }
 
 /** A batch's logs per (minute, level), for the log_counts rollup: parallel arrays. */
-function minuteCounts(ts: number[], level: number[]): { minute: number[]; level: number[]; n: number[] } {
+export function minuteCounts(ts: number[], level: number[]): { minute: number[]; level: number[]; n: number[] } {
   const counts = new Map<number, number>();
   for (let i = 0; i < ts.length; i++) {
     // Timestamps are never negative, so ts - ts % 60000 is the minute's first ms (as in SQL).
