@@ -1,0 +1,105 @@
+import { useMemo, useState } from 'react';
+import { LEVELS, type Level } from '../lib/query.ts';
+import { formatCount } from '../lib/format.ts';
+import type { Stats } from '../lib/types.ts';
+
+const HEIGHT = 140;
+const AXIS = 20;
+const LEFT = 44;
+
+/** Rounds a maximum up to a tidy axis value (1, 2, 5 × 10ⁿ). */
+export function niceCeiling(n: number): number {
+  if (n <= 0) return 1;
+  const p = 10 ** Math.floor(Math.log10(n));
+  for (const m of [1, 2, 5, 10]) if (m * p >= n) return m * p;
+  return 10 * p;
+}
+
+function tickLabel(ms: number, spanMs: number): string {
+  const d = new Date(ms);
+  if (spanMs > 2 * 86_400_000) return d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+  return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+}
+
+/**
+ * Log counts per time bucket, stacked by level. Clicking (or pressing Enter on) a bar zooms the
+ * explorer into that bucket.
+ */
+export function Histogram({ stats, width, onSelect }: { stats: Stats; width: number; onSelect?: (from: number, to: number) => void }) {
+  const [hover, setHover] = useState<number | null>(null);
+  const buckets = stats.buckets;
+  const intervalMs = buckets.length > 1 ? Date.parse(buckets[1]!.start) - Date.parse(buckets[0]!.start) : 60_000;
+  const max = niceCeiling(Math.max(0, ...buckets.map((b) => b.total)));
+  const plotW = Math.max(50, width - LEFT - 4);
+  const barW = buckets.length ? plotW / buckets.length : plotW;
+  const total = useMemo(() => buckets.reduce((s, b) => s + b.total, 0), [buckets]);
+  const span = buckets.length * intervalMs;
+  const tickEvery = Math.max(1, Math.ceil(buckets.length / Math.max(2, Math.floor(plotW / 90))));
+  const h = hover !== null ? buckets[hover] : undefined;
+
+  return (
+    <figure className="histogram" aria-label={`Log volume: ${formatCount(total)} logs in ${buckets.length} buckets of ${stats.interval}`}>
+      <svg width={width} height={HEIGHT + AXIS} role="img" aria-labelledby="histogram-title">
+        <title id="histogram-title">{`${formatCount(total)} logs, per ${stats.interval}, stacked by level`}</title>
+        <line x1={LEFT} x2={LEFT + plotW} y1={HEIGHT} y2={HEIGHT} className="axis" />
+        <text x={LEFT - 6} y={10} className="axis-label" textAnchor="end">
+          {formatCount(max)}
+        </text>
+        <text x={LEFT - 6} y={HEIGHT} className="axis-label" textAnchor="end">
+          0
+        </text>
+        <line x1={LEFT} x2={LEFT + plotW} y1={HEIGHT / 2} y2={HEIGHT / 2} className="grid" />
+        {buckets.map((b, i) => {
+          let y = HEIGHT;
+          const x = LEFT + i * barW;
+          const bucketStart = Date.parse(b.start);
+          return (
+            <g
+              key={b.start}
+              className={`bar${hover === i ? ' hover' : ''}`}
+              onMouseEnter={() => setHover(i)}
+              onMouseLeave={() => setHover((v) => (v === i ? null : v))}
+              onClick={() => onSelect?.(bucketStart, bucketStart + intervalMs)}
+            >
+              <rect x={x} y={0} width={barW} height={HEIGHT} className="bar-hit" />
+              {LEVELS.map((level: Level) => {
+                const n = b.levels[level] ?? 0;
+                if (!n) return null;
+                const hgt = (n / max) * HEIGHT;
+                y -= hgt;
+                return <rect key={level} x={x + 0.5} y={y} width={Math.max(1, barW - 1)} height={hgt} className={`lvl-fill-${level}`} />;
+              })}
+              {i % tickEvery === 0 && (
+                <text x={x} y={HEIGHT + 14} className="axis-label">
+                  {tickLabel(bucketStart, span)}
+                </text>
+              )}
+            </g>
+          );
+        })}
+      </svg>
+      <figcaption className="histogram-caption" aria-live="polite">
+        {h ? (
+          <>
+            <strong>{new Date(h.start).toLocaleString()}</strong> · {formatCount(h.total)} logs
+            {LEVELS.filter((l) => h.levels[l]).map((l) => (
+              <span key={l} className="legend-item">
+                <span className={`swatch lvl-bg-${l}`} aria-hidden="true" /> {l} {formatCount(h.levels[l] ?? 0)}
+              </span>
+            ))}
+          </>
+        ) : (
+          <>
+            {formatCount(total)} logs · per {stats.interval}
+            {LEVELS.map((l) => (
+              <span key={l} className="legend-item">
+                <span className={`swatch lvl-bg-${l}`} aria-hidden="true" /> {l}
+              </span>
+            ))}
+            {onSelect && <span className="muted"> · click a bar to zoom in</span>}
+          </>
+        )}
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,77 @@
+import { useState } from 'react';
+import { CopyButton } from './ui.tsx';
+
+/** Ready-to-paste ways to send a first log, with this server's address filled in. */
+export function SendFirstLog({ apiKey }: { apiKey: string | null }) {
+  const base = location.origin;
+  const key = apiKey ?? '$LOGLANE_API_KEY';
+  const tabs = {
+    curl: {
+      label: 'curl',
+      code: `curl -X POST ${base}/v1/logs \\
+  -H "X-API-Key: ${key}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"level": "info", "message": "Hello from curl", "source": "shell", "metadata": {"user": "me"}}'`,
+    },
+    node: {
+      label: 'Node.js',
+      code: `// Node 18+: batch your logs and send them as an array (up to 10,000 per request).
+await fetch('${base}/v1/logs', {
+  method: 'POST',
+  headers: { 'X-API-Key': process.env.LOGLANE_API_KEY ?? '${key}', 'Content-Type': 'application/json' },
+  body: JSON.stringify([
+    { level: 'info', message: 'Server started', source: 'api', metadata: { port: 3000 } },
+  ]),
+});`,
+    },
+    ndjson: {
+      label: 'NDJSON file',
+      code: `# One JSON log per line; gzip is welcome.
+gzip -c app.ndjson | curl -X POST ${base}/v1/logs \\
+  -H "X-API-Key: ${key}" \\
+  -H "Content-Type: application/x-ndjson" \\
+  -H "Content-Encoding: gzip" \\
+  --data-binary @-`,
+    },
+  } as const;
+  type Tab = keyof typeof tabs;
+  const [tab, setTab] = useState<Tab>('curl');
+  const ids = Object.keys(tabs) as Tab[];
+  return (
+    <section className="card" aria-labelledby="first-log-heading">
+      <h2 id="first-log-heading">Send your first log</h2>
+      {!apiKey && <p className="muted">Reveal the key above to put it into these snippets, or set <code>LOGLANE_API_KEY</code> in your shell.</p>}
+      <div role="tablist" aria-label="Ways to send logs" className="tabs">
+        {ids.map((id) => (
+          <button
+            key={id}
+            type="button"
+            role="tab"
+            id={`snippet-tab-${id}`}
+            aria-selected={tab === id}
+            aria-controls={`snippet-panel-${id}`}
+            tabIndex={tab === id ? 0 : -1}
+            onClick={() => setTab(id)}
+            onKeyDown={(e) => {
+              if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+              const next = ids[(ids.indexOf(tab) + (e.key === 'ArrowRight' ? 1 : ids.length - 1)) % ids.length]!;
+              setTab(next);
+              document.getElementById(`snippet-tab-${next}`)?.focus();
+            }}
+          >
+            {tabs[id].label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`snippet-panel-${tab}`} aria-labelledby={`snippet-tab-${tab}`} className="snippet">
+        <pre tabIndex={0}>
+          <code>{tabs[tab].code}</code>
+        </pre>
+        <CopyButton text={tabs[tab].code} />
+      </div>
+      <p className="muted small">
+        Levels: trace, debug, info, warn, error, fatal. Timestamps default to the time of receipt. The full API is described at <a href="/docs">/docs</a>.
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,160 @@
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { describeError } from '../lib/api.ts';
+import { useApi } from '../lib/context.ts';
+import { navigate } from '../lib/router.ts';
+
+export interface AsyncState<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+  setData: (update: (old: T | undefined) => T | undefined) => void;
+}
+
+/** Loads `path` with the session's token; reloads when the path changes or on demand. */
+export function useResource<T>(path: string | null): AsyncState<T> {
+  const api = useApi();
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: path !== null });
+  const [nonce, setNonce] = useState(0);
+  useEffect(() => {
+    if (path === null) return;
+    const ctrl = new AbortController();
+    setState((s) => ({ ...s, loading: true, error: undefined }));
+    api.get<T>(path, ctrl.signal).then(
+      (data) => setState({ data, error: undefined, loading: false }),
+      (error: unknown) => {
+        if (!ctrl.signal.aborted) setState((s) => ({ data: s.data, error, loading: false }));
+      },
+    );
+    return () => ctrl.abort();
+  }, [api, path, nonce]);
+  const reload = useCallback(() => setNonce((n) => n + 1), []);
+  const setData = useCallback((update: (old: T | undefined) => T | undefined) => setState((s) => ({ ...s, data: update(s.data) })), []);
+  return { ...state, reload, setData };
+}
+
+export function Link(props: { to: string; children: ReactNode; className?: string; 'aria-current'?: 'page' | undefined }) {
+  return (
+    <a
+      href={props.to}
+      className={props.className}
+      aria-current={props['aria-current']}
+      onClick={(e) => {
+        if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        e.preventDefault();
+        navigate(props.to);
+      }}
+    >
+      {props.children}
+    </a>
+  );
+}
+
+export function Spinner({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </div>
+  );
+}
+
+export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  return (
+    <div className="error-note" role="alert">
+      <span>{describeError(error)}</span>
+      {onRetry && (
+        <button type="button" className="link-button" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <h3>{title}</h3>
+      {children}
+    </div>
+  );
+}
+
+export function Field(props: { label: string; error?: string; hint?: ReactNode; children: (id: string, describedBy: string | undefined) => ReactNode }) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const describedBy = [props.hint ? hintId : '', props.error ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${props.error ? ' has-error' : ''}`}>
+      <label htmlFor={id}>{props.label}</label>
+      {props.children(id, describedBy)}
+      {props.hint && (
+        <div className="hint" id={hintId}>
+          {props.hint}
+        </div>
+      )}
+      {props.error && (
+        <div className="field-error" id={errorId}>
+          {props.error}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** A modal built on <dialog>: focus is trapped and Escape closes it. */
+export function Dialog(props: { open: boolean; title: string; onClose: () => void; children: ReactNode }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (props.open && !d.open) d.showModal();
+    if (!props.open && d.open) d.close();
+  }, [props.open]);
+  const titleId = useId();
+  return (
+    <dialog ref={ref} aria-labelledby={titleId} onClose={props.onClose} onCancel={props.onClose}>
+      <h2 id={titleId}>{props.title}</h2>
+      {props.open && props.children}
+    </dialog>
+  );
+}
+
+export function CopyButton({ text, label = 'Copy', onCopied }: { text: string; label?: string; onCopied?: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className="secondary small"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+        } catch {
+          // Without clipboard permission, fall back to a selection the person can copy.
+          const area = document.createElement('textarea');
+          area.value = text;
+          document.body.append(area);
+          area.select();
+          document.execCommand('copy');
+          area.remove();
+        }
+        setCopied(true);
+        onCopied?.();
+        setTimeout(() => setCopied(false), 1500);
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+export function PageHeader({ title, children }: { title: ReactNode; children?: ReactNode }) {
+  return (
+    <div className="page-header">
+      <h1>{title}</h1>
+      {children && <div className="page-actions">{children}</div>}
+    </div>
+  );
+}

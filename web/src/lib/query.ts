@@ -1,0 +1,157 @@
+/**
+ * The log explorer's state and how it becomes API requests and a shareable URL. Pure functions:
+ * the explorer, the live tail and the histogram all read the same filters from here.
+ */
+
+export const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+export type Level = (typeof LEVELS)[number];
+
+export const PRESETS = [
+  { id: '15m', label: 'Last 15 minutes', ms: 15 * 60_000 },
+  { id: '1h', label: 'Last hour', ms: 3_600_000 },
+  { id: '6h', label: 'Last 6 hours', ms: 6 * 3_600_000 },
+  { id: '24h', label: 'Last 24 hours', ms: 24 * 3_600_000 },
+  { id: '7d', label: 'Last 7 days', ms: 7 * 86_400_000 },
+  { id: '30d', label: 'Last 30 days', ms: 30 * 86_400_000 },
+] as const;
+export type PresetId = (typeof PRESETS)[number]['id'];
+
+export type TimeRange = { kind: 'preset'; preset: PresetId } | { kind: 'custom'; from: number; to: number };
+
+export interface LogQuery {
+  range: TimeRange;
+  /** Empty means every level. */
+  levels: Level[];
+  source: string;
+  search: string;
+  /** When set, `search` is an RE2 regular expression (`pattern`) rather than a substring (`q`). */
+  regex: boolean;
+}
+
+export const DEFAULT_QUERY: LogQuery = { range: { kind: 'preset', preset: '1h' }, levels: [], source: '', search: '', regex: false };
+
+/** The absolute bounds of a range at `now`. */
+export function resolveRange(range: TimeRange, now: number): { from: number; to: number } {
+  if (range.kind === 'custom') return { from: Math.min(range.from, range.to), to: Math.max(range.from, range.to) };
+  const preset = PRESETS.find((p) => p.id === range.preset) ?? PRESETS[1];
+  return { from: now - preset.ms, to: now };
+}
+
+/** Filters shared by search, stats and tail (no time bounds). */
+function filterParams(query: LogQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  // All six levels selected is the same as none: leave it out.
+  if (query.levels.length > 0 && query.levels.length < LEVELS.length) p.set('level', LEVELS.filter((l) => query.levels.includes(l)).join(','));
+  const source = query.source.trim();
+  if (source) p.set('source', source);
+  if (query.search !== '') p.set(query.regex ? 'pattern' : 'q', query.search);
+  return p;
+}
+
+export function searchPath(projectId: string, query: LogQuery, now: number, options: { cursor?: string | null; limit?: number } = {}): string {
+  const p = filterParams(query);
+  const { from, to } = resolveRange(query.range, now);
+  p.set('from', new Date(from).toISOString());
+  p.set('to', new Date(to).toISOString());
+  p.set('limit', String(options.limit ?? 200));
+  if (options.cursor) p.set('cursor', options.cursor);
+  return `/v1/projects/${encodeURIComponent(projectId)}/logs?${p}`;
+}
+
+/** Bucket sizes the histogram may use, smallest first. */
+export const INTERVALS = [
+  { id: '1s', ms: 1000 },
+  { id: '10s', ms: 10_000 },
+  { id: '30s', ms: 30_000 },
+  { id: '1m', ms: 60_000 },
+  { id: '5m', ms: 300_000 },
+  { id: '15m', ms: 900_000 },
+  { id: '30m', ms: 1_800_000 },
+  { id: '1h', ms: 3_600_000 },
+  { id: '3h', ms: 10_800_000 },
+  { id: '6h', ms: 21_600_000 },
+  { id: '12h', ms: 43_200_000 },
+  { id: '1d', ms: 86_400_000 },
+] as const;
+
+/** The smallest interval that draws the range in at most `maxBars` bars. */
+export function chooseInterval(spanMs: number, maxBars = 90): { id: string; ms: number } {
+  for (const i of INTERVALS) if (spanMs / i.ms <= maxBars) return i;
+  return INTERVALS[INTERVALS.length - 1]!;
+}
+
+export function statsPath(projectId: string, query: LogQuery, now: number, maxBars = 90): string {
+  const p = filterParams(query);
+  const { from, to } = resolveRange(query.range, now);
+  const interval = chooseInterval(to - from, maxBars);
+  // Buckets line up with the interval, so the first and last bars are whole.
+  p.set('from', new Date(Math.floor(from / interval.ms) * interval.ms).toISOString());
+  p.set('to', new Date(to).toISOString());
+  p.set('interval', interval.id);
+  return `/v1/projects/${encodeURIComponent(projectId)}/logs/stats?${p}`;
+}
+
+export function tailPath(projectId: string, query: LogQuery): string {
+  const p = filterParams(query).toString();
+  return `/v1/projects/${encodeURIComponent(projectId)}/logs/tail${p ? `?${p}` : ''}`;
+}
+
+/** Whether a log received by the live tail belongs in the list (the server filters; the time range is ours). */
+export function tailAccepts(query: LogQuery): boolean {
+  // A custom range that ended in the past shows history; new logs do not belong in it.
+  return query.range.kind === 'preset';
+}
+
+/** The explorer state as page URL parameters, so a view can be bookmarked and shared. */
+export function toUrlParams(query: LogQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  if (query.range.kind === 'preset') {
+    p.set('range', query.range.preset);
+  } else {
+    p.set('from', new Date(query.range.from).toISOString());
+    p.set('to', new Date(query.range.to).toISOString());
+  }
+  if (query.levels.length) p.set('level', query.levels.join(','));
+  if (query.source.trim()) p.set('source', query.source.trim());
+  if (query.search) p.set(query.regex ? 'pattern' : 'q', query.search);
+  return p;
+}
+
+function parseTime(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const n = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+export function fromUrlParams(p: URLSearchParams): LogQuery {
+  const from = parseTime(p.get('from'));
+  const to = parseTime(p.get('to'));
+  const preset = PRESETS.find((x) => x.id === p.get('range'));
+  const range: TimeRange =
+    from !== undefined && to !== undefined ? { kind: 'custom', from, to } : preset ? { kind: 'preset', preset: preset.id } : DEFAULT_QUERY.range;
+  const levels = (p.get('level') ?? '')
+    .split(',')
+    .map((l) => l.trim().toLowerCase())
+    .filter((l): l is Level => (LEVELS as readonly string[]).includes(l));
+  const pattern = p.get('pattern');
+  return {
+    range,
+    levels: [...new Set(levels)],
+    source: p.get('source') ?? '',
+    search: pattern ?? p.get('q') ?? '',
+    regex: pattern !== null,
+  };
+}
+
+/** `datetime-local` input value (local time, minutes) for an epoch time, and back. */
+export function toLocalInput(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export function fromLocalInput(value: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value)) return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}

@@ -1,0 +1,384 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useApi } from '../lib/context.ts';
+import { formatCount } from '../lib/format.ts';
+import {
+  fromLocalInput,
+  fromUrlParams,
+  LEVELS,
+  PRESETS,
+  resolveRange,
+  searchPath,
+  statsPath,
+  tailAccepts,
+  tailPath,
+  toLocalInput,
+  toUrlParams,
+  type Level,
+  type LogQuery,
+  type PresetId,
+} from '../lib/query.ts';
+import { navigate } from '../lib/router.ts';
+import { TailClient, type TailStatus } from '../lib/tail.ts';
+import type { Log, Page, Project, Stats } from '../lib/types.ts';
+import { Histogram } from '../components/Histogram.tsx';
+import { LogList } from '../components/LogList.tsx';
+import { SendFirstLog } from '../components/SendFirstLog.tsx';
+import { ErrorNote, Link, PageHeader, Spinner, useResource } from '../components/ui.tsx';
+
+/** The most lines the explorer keeps in memory; beyond it, the oldest go. */
+const MAX_ROWS = 50_000;
+const PAGE_SIZE = 500;
+
+interface Results {
+  logs: Log[];
+  cursor: string | null;
+  loading: boolean;
+  error: unknown;
+}
+
+function useWidth<T extends HTMLElement>(): [React.RefObject<T | null>, number] {
+  const ref = useRef<T>(null);
+  const [width, setWidth] = useState(800);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const ro = new ResizeObserver(([entry]) => setWidth(Math.floor(entry!.contentRect.width)));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return [ref, width];
+}
+
+export function ExplorerPage({ projectId, search }: { projectId: string; search: URLSearchParams }) {
+  const api = useApi();
+  const project = useResource<Project>(`/v1/projects/${encodeURIComponent(projectId)}`);
+  const query = useMemo(() => fromUrlParams(search), [search.toString()]); // eslint-disable-line react-hooks/exhaustive-deps
+  const [now, setNow] = useState(() => Date.now());
+  const [results, setResults] = useState<Results>({ logs: [], cursor: null, loading: true, error: undefined });
+  const [stats, setStats] = useState<Stats | undefined>();
+  const [statsError, setStatsError] = useState<unknown>();
+  const generation = useRef(0);
+  const seen = useRef(new Set<string>());
+  const [chartRef, chartWidth] = useWidth<HTMLDivElement>();
+
+  const setQuery = useCallback(
+    (next: LogQuery) => {
+      setNow(Date.now());
+      navigate(`/projects/${encodeURIComponent(projectId)}/logs?${toUrlParams(next)}`, { replace: true });
+    },
+    [projectId],
+  );
+
+  // Search and histogram, whenever the query (or "Refresh") changes.
+  useEffect(() => {
+    const gen = ++generation.current;
+    const ctrl = new AbortController();
+    setResults({ logs: [], cursor: null, loading: true, error: undefined });
+    seen.current = new Set();
+    api.get<Page<Log>>(searchPath(projectId, query, now, { limit: PAGE_SIZE }), ctrl.signal).then(
+      (page) => {
+        if (gen !== generation.current) return;
+        for (const l of page.data) seen.current.add(l.id);
+        setResults({ logs: page.data, cursor: page.nextCursor, loading: false, error: undefined });
+      },
+      (error: unknown) => {
+        if (gen === generation.current && !ctrl.signal.aborted) setResults({ logs: [], cursor: null, loading: false, error });
+      },
+    );
+    setStatsError(undefined);
+    const bars = Math.max(20, Math.min(90, Math.floor(chartWidth / 12)));
+    api.get<Stats>(statsPath(projectId, query, now, bars), ctrl.signal).then(
+      (s) => gen === generation.current && setStats(s),
+      (error: unknown) => gen === generation.current && !ctrl.signal.aborted && setStatsError(error),
+    );
+    return () => ctrl.abort();
+    // The chart width decides the bar count only when the query is (re)run.
+  }, [api, projectId, query, now]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const loadMore = useCallback(() => {
+    setResults((r) => {
+      if (r.loading || !r.cursor || r.logs.length >= MAX_ROWS) return r;
+      const gen = generation.current;
+      api.get<Page<Log>>(searchPath(projectId, query, now, { cursor: r.cursor, limit: PAGE_SIZE })).then(
+        (page) => {
+          if (gen !== generation.current) return;
+          const fresh = page.data.filter((l) => !seen.current.has(l.id));
+          for (const l of fresh) seen.current.add(l.id);
+          setResults((cur) => ({ logs: cur.logs.concat(fresh), cursor: page.nextCursor, loading: false, error: undefined }));
+        },
+        (error: unknown) => gen === generation.current && setResults((cur) => ({ ...cur, loading: false, error })),
+      );
+      return { ...r, loading: true };
+    });
+  }, [api, projectId, query, now]);
+
+  // Live tail.
+  const [tailOn, setTailOn] = useState(false);
+  const [tailStatus, setTailStatus] = useState<{ status: TailStatus; detail?: string }>({ status: 'stopped' });
+  const [liveCount, setLiveCount] = useState(0);
+  const tailRef = useRef<TailClient<Log> | null>(null);
+  useEffect(() => {
+    if (!tailOn) return;
+    const client = new TailClient<Log>({
+      open: (lastEventId, signal) => api.raw('GET', tailPath(projectId, query), { signal, headers: lastEventId ? { 'last-event-id': lastEventId } : {} }),
+      onStatus: (status, detail) => setTailStatus({ status, detail }),
+      onEvents: (items) => {
+        if (!tailAccepts(query)) return;
+        const fresh = items.filter((l) => !seen.current.has(l.id));
+        if (!fresh.length) return;
+        for (const l of fresh) seen.current.add(l.id);
+        setLiveCount((n) => n + fresh.length);
+        // Newest first: the stream is in commit order, so the last item is the newest.
+        fresh.reverse();
+        setResults((r) => {
+          let logs = fresh.concat(r.logs);
+          if (logs.length > MAX_ROWS) logs = logs.slice(0, MAX_ROWS);
+          return { ...r, logs };
+        });
+        setStats((s) => (s ? addToStats(s, fresh) : s));
+      },
+    });
+    tailRef.current = client;
+    client.start();
+    return () => {
+      tailRef.current = null;
+      void client.stop();
+    };
+  }, [api, projectId, query, tailOn]);
+
+  const paused = tailStatus.status === 'paused';
+  const range = resolveRange(query.range, now);
+  const projectName = project.data?.name ?? 'Project';
+  const empty = !results.loading && results.error === undefined && results.logs.length === 0;
+  const filtered = query.levels.length > 0 || query.source !== '' || query.search !== '';
+
+  return (
+    <main className="page explorer">
+      <PageHeader title={<>{projectName} <span className="muted small-title">logs</span></>}>
+        <Link to={`/projects/${projectId}/alerts`} className="button secondary">
+          Alerts
+        </Link>
+        <Link to={`/projects/${projectId}/settings`} className="button secondary">
+          Settings
+        </Link>
+      </PageHeader>
+      <QueryBar query={query} onChange={setQuery} onRefresh={() => setNow(Date.now())} from={range.from} to={range.to} />
+
+      <div className="tail-bar" role="group" aria-label="Live tail">
+        {!tailOn ? (
+          <button type="button" className="primary" onClick={() => { setLiveCount(0); setTailOn(true); }} disabled={!tailAccepts(query)} title={tailAccepts(query) ? undefined : 'Live tail follows the “Last …” ranges, not a custom range in the past.'}>
+            ▶ Live tail
+          </button>
+        ) : (
+          <>
+            {paused ? (
+              <button type="button" className="primary" onClick={() => tailRef.current?.resume()}>
+                Resume
+              </button>
+            ) : (
+              <button type="button" className="secondary" onClick={() => void tailRef.current?.pause()}>
+                Pause
+              </button>
+            )}
+            <button type="button" className="secondary" onClick={() => setTailOn(false)}>
+              Stop
+            </button>
+          </>
+        )}
+        <span className={`tail-status status-${tailOn ? tailStatus.status : 'stopped'}`} role="status" aria-live="polite">
+          {tailOn ? tailLabel(tailStatus.status, liveCount) : 'Live tail is off'}
+          {tailOn && tailStatus.detail && tailStatus.status !== 'live' ? ` — ${tailStatus.detail}` : ''}
+        </span>
+      </div>
+
+      <div ref={chartRef} className="chart-box card">
+        {statsError !== undefined ? (
+          <ErrorNote error={statsError} />
+        ) : stats ? (
+          <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
+        ) : (
+          <Spinner label="Counting logs…" />
+        )}
+      </div>
+
+      {results.error !== undefined && <ErrorNote error={results.error} onRetry={() => setNow(Date.now())} />}
+      {results.loading && results.logs.length === 0 && <Spinner label="Searching logs…" />}
+      {empty && !filtered && project.data && project.data.logCount === 0 ? (
+        <>
+          <div className="empty">
+            <h3>No logs yet</h3>
+            <p>This project has not received a log. Send one with its API key; it appears here within a second with live tail on.</p>
+          </div>
+          <SendFirstLog apiKey={null} />
+        </>
+      ) : empty ? (
+        <div className="empty">
+          <h3>No logs match</h3>
+          <p>Nothing in this time range matches the filters. Widen the range or clear a filter.</p>
+        </div>
+      ) : null}
+      {results.logs.length > 0 && (
+        <>
+          <div className="result-count muted" aria-live="polite">
+            Showing {formatCount(results.logs.length)} {results.logs.length === 1 ? 'log' : 'logs'}, newest first
+            {results.cursor ? ' — scroll for more' : ''}
+          </div>
+          <LogList
+            logs={results.logs}
+            onEndReached={loadMore}
+            footer={results.loading ? 'Loading more…' : results.cursor ? undefined : results.logs.length >= MAX_ROWS ? `Showing the newest ${formatCount(MAX_ROWS)}; narrow the range to see older logs.` : 'End of results.'}
+          />
+        </>
+      )}
+    </main>
+  );
+}
+
+function tailLabel(status: TailStatus, count: number): string {
+  switch (status) {
+    case 'connecting':
+      return 'Connecting…';
+    case 'live':
+      return `Live — ${formatCount(count)} new ${count === 1 ? 'log' : 'logs'}`;
+    case 'paused':
+      return 'Paused — new logs are held by the server and arrive when you resume';
+    case 'reconnecting':
+      return 'Reconnecting…';
+    case 'failed':
+      return 'Live tail stopped';
+    default:
+      return 'Live tail is off';
+  }
+}
+
+/** Counts live logs into the histogram's buckets. */
+function addToStats(stats: Stats, logs: Log[]): Stats {
+  if (stats.buckets.length === 0) return stats;
+  const starts = stats.buckets.map((b) => Date.parse(b.start));
+  const width = starts.length > 1 ? starts[1]! - starts[0]! : 60_000;
+  const buckets = stats.buckets.slice();
+  for (const log of logs) {
+    const t = Date.parse(log.timestamp);
+    const i = Math.floor((t - starts[0]!) / width);
+    if (i < 0 || i >= buckets.length) continue;
+    const b = buckets[i]!;
+    buckets[i] = { ...b, total: b.total + 1, levels: { ...b.levels, [log.level]: (b.levels[log.level] ?? 0) + 1 } };
+  }
+  return { ...stats, buckets };
+}
+
+function QueryBar({ query, onChange, onRefresh, from, to }: { query: LogQuery; onChange: (q: LogQuery) => void; onRefresh: () => void; from: number; to: number }) {
+  const [search, setSearch] = useState(query.search);
+  const [source, setSource] = useState(query.source);
+  const [customFrom, setCustomFrom] = useState(toLocalInput(from));
+  const [customTo, setCustomTo] = useState(toLocalInput(to));
+  const [rangeError, setRangeError] = useState<string | null>(null);
+  const custom = query.range.kind === 'custom';
+
+  // Typing settles for a moment before the query runs.
+  useEffect(() => {
+    if (search === query.search && source === query.source) return;
+    const t = setTimeout(() => onChange({ ...query, search, source }), 400);
+    return () => clearTimeout(t);
+  }, [search, source]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => setSearch(query.search), [query.search]);
+  useEffect(() => setSource(query.source), [query.source]);
+  useEffect(() => {
+    setCustomFrom(toLocalInput(from));
+    setCustomTo(toLocalInput(to));
+  }, [from, to]);
+
+  function toggleLevel(level: Level) {
+    const levels = query.levels.includes(level) ? query.levels.filter((l) => l !== level) : [...query.levels, level];
+    onChange({ ...query, levels });
+  }
+
+  function applyCustom() {
+    const f = fromLocalInput(customFrom);
+    const t = fromLocalInput(customTo);
+    if (f === undefined || t === undefined) return setRangeError('Enter both a start and an end.');
+    if (f >= t) return setRangeError('The start must be before the end.');
+    setRangeError(null);
+    onChange({ ...query, range: { kind: 'custom', from: f, to: t } });
+  }
+
+  return (
+    <form className="query-bar card" role="search" aria-label="Filter logs" onSubmit={(e) => { e.preventDefault(); onChange({ ...query, search, source }); }}>
+      <div className="query-row">
+        <label className="inline-label">
+          <span>Time range</span>
+          <select
+            value={custom ? 'custom' : query.range.kind === 'preset' ? query.range.preset : '1h'}
+            onChange={(e) => {
+              const v = e.target.value;
+              if (v === 'custom') onChange({ ...query, range: { kind: 'custom', from, to } });
+              else onChange({ ...query, range: { kind: 'preset', preset: v as PresetId } });
+            }}
+          >
+            {PRESETS.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.label}
+              </option>
+            ))}
+            <option value="custom">Custom range…</option>
+          </select>
+        </label>
+        {custom && (
+          <div className="custom-range">
+            <label className="inline-label">
+              <span>From</span>
+              <input type="datetime-local" value={customFrom} onChange={(e) => setCustomFrom(e.target.value)} />
+            </label>
+            <label className="inline-label">
+              <span>To</span>
+              <input type="datetime-local" value={customTo} onChange={(e) => setCustomTo(e.target.value)} />
+            </label>
+            <button type="button" className="secondary" onClick={applyCustom}>
+              Apply
+            </button>
+            {rangeError && <span className="field-error" role="alert">{rangeError}</span>}
+          </div>
+        )}
+        <button type="button" className="secondary" onClick={onRefresh} title="Run the query again up to now">
+          Refresh
+        </button>
+      </div>
+      <div className="query-row">
+        <div className="search-box">
+          <label className="inline-label grow">
+            <span>{query.regex ? 'Regular expression' : 'Search messages'}</span>
+            <input
+              type="search"
+              value={search}
+              placeholder={query.regex ? 'e.g. timeout after \\d+ms' : 'Text the message contains'}
+              onChange={(e) => setSearch(e.target.value)}
+              spellCheck={false}
+            />
+          </label>
+          <label className="toggle" title="Treat the search as an RE2 regular expression">
+            <input type="checkbox" checked={query.regex} onChange={(e) => onChange({ ...query, search, regex: e.target.checked })} />
+            <span>Regex</span>
+          </label>
+        </div>
+        <label className="inline-label">
+          <span>Source</span>
+          <input type="text" value={source} placeholder="any" onChange={(e) => setSource(e.target.value)} spellCheck={false} />
+        </label>
+      </div>
+      <fieldset className="level-chips">
+        <legend>Levels</legend>
+        {LEVELS.map((level) => (
+          <button key={level} type="button" className={`chip lvl-chip-${level}`} aria-pressed={query.levels.includes(level)} onClick={() => toggleLevel(level)}>
+            {level}
+          </button>
+        ))}
+        {query.levels.length > 0 && (
+          <button type="button" className="link-button" onClick={() => onChange({ ...query, levels: [] })}>
+            All levels
+          </button>
+        )}
+      </fieldset>
+    </form>
+  );
+}
+
