@@ -54,6 +54,16 @@ export interface ApiOptions {
   /** Seconds before an access token's expiry at which it is replaced ahead of time. */
   refreshMarginSeconds?: number;
   now?: () => number;
+  /** Whether a refresh cookie is likely present (so a first visit does not ask in vain). */
+  hasSession?: () => boolean;
+}
+
+/**
+ * The server sets a script-readable `loglane_session=1` marker beside the HttpOnly refresh cookie
+ * (same lifetime, no secret in it), so the console knows whether a refresh is worth trying.
+ */
+export function sessionMarkerPresent(): boolean {
+  return typeof document !== 'undefined' && /(?:^|;\s*)loglane_session=1(?:;|$)/.test(document.cookie);
 }
 
 const COOKIE_TRANSPORT = { 'x-refresh-token-transport': 'cookie' };
@@ -97,6 +107,7 @@ export class Api {
   private readonly withLock: <T>(fn: () => Promise<T>) => Promise<T>;
   private readonly margin: number;
   private readonly now: () => number;
+  private readonly hasSession: () => boolean;
   state: SessionState = { status: 'unknown' };
 
   constructor(options: ApiOptions = {}) {
@@ -104,6 +115,7 @@ export class Api {
     this.withLock = options.withLock ?? defaultLock;
     this.margin = (options.refreshMarginSeconds ?? 20) * 1000;
     this.now = options.now ?? Date.now;
+    this.hasSession = options.hasSession ?? sessionMarkerPresent;
   }
 
   subscribe(listener: (s: SessionState) => void): () => void {
@@ -123,7 +135,7 @@ export class Api {
 
   /** On page load: trade the refresh cookie (if any) for an access token and read the user. */
   async restore(): Promise<void> {
-    if (await this.refresh()) {
+    if (this.hasSession() && (await this.refresh())) {
       try {
         const me = await this.get<User>('/v1/auth/me');
         this.setState({ status: 'signed-in', user: { id: me.id, email: me.email, createdAt: me.createdAt } });

@@ -155,6 +155,9 @@ export class TailClient<T = unknown> {
         } else {
           const parser = new SseParser();
           const reader = res.body.getReader();
+          // A stream that ignores the abort signal still stops when the tail is paused or stopped.
+          const cancel = () => void reader.cancel().catch(() => undefined);
+          signal.addEventListener('abort', cancel, { once: true });
           let announced = false;
           for (;;) {
             const { value, done } = await reader.read();
