@@ -12,6 +12,8 @@ import { ingestRoutes, logQueryRoutes } from './features/logs/routes.js';
 import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
 import { errorResponses, installErrorHandling, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
+import { consoleRoutes } from './http/console.js';
+import { planRoutes } from './features/plans/routes.js';
 import { createServices, type Clock, type Services } from './services.js';
 
 declare module 'fastify' {
@@ -27,6 +29,8 @@ export interface AppDeps {
   secretKey: string;
   logger: Logger;
   clock?: Clock;
+  /** The built web console; default dist/web of this package. */
+  consoleDir?: string;
 }
 
 export const VERSION = '0.1.0';
@@ -118,12 +122,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.decorate('services', services);
-  await app.register(accountsRoutes(services), { prefix: '/v1' });
+  await app.register(accountsRoutes({ ...services, refreshTokenTtlMs: config.refreshTokenTtlMs }), { prefix: '/v1' });
+  await app.register(planRoutes(), { prefix: '/v1' });
   await app.register(projectsRoutes(services), { prefix: '/v1' });
   await app.register(ingestRoutes(services), { prefix: '/v1' });
   await app.register(logQueryRoutes(services), { prefix: '/v1' });
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });
+  await app.register(consoleRoutes({ dir: deps.consoleDir }));
 
   let timer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {

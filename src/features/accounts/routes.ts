@@ -4,14 +4,36 @@ import { Type } from 'typebox';
 import { AppError } from '../../errors.js';
 import { bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
+import { clearRefreshCookie, refreshTokenFromCookie, setRefreshCookie, wantsCookie } from '../../http/cookies.js';
+import { validationError } from '../../errors.js';
 import type { AccountsService } from './service.js';
 import * as S from './schemas.js';
-import type { preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 
 const tags = ['Accounts'];
 
-export function accountsRoutes(deps: { accounts: AccountsService; requireUser: preHandlerAsyncHookHandler }) {
-  const { accounts, requireUser } = deps;
+const COOKIE_NOTE = ' With `X-Refresh-Token-Transport: cookie` (the web console), the refresh token is set as the HttpOnly, SameSite=Strict `loglane_refresh` cookie scoped to /v1/auth and left out of the body.';
+
+export function accountsRoutes(deps: { accounts: AccountsService; requireUser: preHandlerAsyncHookHandler; refreshTokenTtlMs: number }) {
+  const { accounts, requireUser, refreshTokenTtlMs } = deps;
+  const cookieMaxAge = refreshTokenTtlMs / 1000;
+
+  /** In cookie mode, moves the refresh token from the body into the cookie. */
+  function issue<T extends { refreshToken?: string }>(req: FastifyRequest, reply: FastifyReply, session: T, cookie: boolean): T {
+    if (!cookie || session.refreshToken === undefined) return session;
+    setRefreshCookie(req, reply, session.refreshToken, cookieMaxAge);
+    const { refreshToken: _moved, ...rest } = session;
+    return rest as T;
+  }
+
+  /** The refresh token of a refresh or logout: the body's, else the console's cookie. */
+  function presented(req: FastifyRequest, body: { refreshToken?: string } | undefined): { token: string; fromCookie: boolean } {
+    if (body?.refreshToken !== undefined) return { token: body.refreshToken, fromCookie: false };
+    const cookie = refreshTokenFromCookie(req);
+    if (cookie) return { token: cookie, fromCookie: true };
+    throw validationError('/refreshToken', "must have required property 'refreshToken'");
+  }
+
   return async function (app: FastifyInstance) {
     const r = app.withTypeProvider<TypeBoxTypeProvider>();
     // Token responses must not be cached by browsers or proxies (RFC 6749 §5.1).
@@ -22,40 +44,53 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
     r.post('/auth/signup', {
       schema: {
         operationId: 'signup', tags, summary: 'Create an account',
-        description: 'Creates an account on DEFAULT_PLAN and signs it in. Emails are unique, compared case-insensitively.',
+        description: 'Creates an account on DEFAULT_PLAN and signs it in. Emails are unique, compared case-insensitively.' + COOKIE_NOTE,
+        headers: S.TransportHeaders,
         body: S.SignupBody,
         response: { 201: S.SessionResponse, ...errorResponses(400, 409, 413, 415) },
       },
-    }, async (req, reply) => reply.status(201).send(await accounts.signup(req.body)));
+    }, async (req, reply) => reply.status(201).send(issue(req, reply, await accounts.signup(req.body), wantsCookie(req))));
 
     r.post('/auth/login', {
       schema: {
         operationId: 'login', tags, summary: 'Sign in',
-        description: 'Unknown email and wrong password answer the same 401. After LOGIN_MAX_ATTEMPTS failures for one email within LOGIN_WINDOW (or LOGIN_MAX_ATTEMPTS_PER_IP from one address), logins answer 429 with Retry-After until the window passes.',
+        description: 'Unknown email and wrong password answer the same 401. After LOGIN_MAX_ATTEMPTS failures for one email within LOGIN_WINDOW (or LOGIN_MAX_ATTEMPTS_PER_IP from one address), logins answer 429 with Retry-After until the window passes.' + COOKIE_NOTE,
+        headers: S.TransportHeaders,
         body: S.LoginBody,
         response: { 200: S.SessionResponse, ...errorResponses(400, 401, 413, 415, 429) },
       },
-    }, async (req) => accounts.login(req.body, req.ip));
+    }, async (req, reply) => issue(req, reply, await accounts.login(req.body, req.ip), wantsCookie(req)));
 
     r.post('/auth/refresh', {
       schema: {
         operationId: 'refresh', tags, summary: 'Trade a refresh token for a new token pair',
-        description: 'Refresh tokens are single-use. Presenting one that was already used revokes every token of that login (reuse detection, RFC 9700 §4.14.2); concurrent refreshes with one token count as reuse.',
+        description: 'Refresh tokens are single-use. Presenting one that was already used revokes every token of that login (reuse detection, RFC 9700 §4.14.2); concurrent refreshes with one token count as reuse. The token comes from the body or, when the body has none, from the `loglane_refresh` cookie; a token from the cookie is replaced in the cookie, and a refused one clears it.' + COOKIE_NOTE,
+        headers: S.TransportHeaders,
         body: S.RefreshBody,
         response: { 200: S.TokenPairResponse, ...errorResponses(400, 401, 413, 415) },
       },
-    }, async (req) => accounts.refresh(req.body.refreshToken));
+    }, async (req, reply) => {
+      const { token, fromCookie } = presented(req, req.body);
+      try {
+        return issue(req, reply, await accounts.refresh(token), fromCookie || wantsCookie(req));
+      } catch (err) {
+        if (fromCookie) clearRefreshCookie(req, reply);
+        throw err;
+      }
+    });
 
     r.post('/auth/logout', {
       preHandler: requireUser,
       schema: {
         operationId: 'logout', tags, summary: 'Sign out', security: bearerSecurity,
-        description: 'Revokes the login the refresh token belongs to. Answers 204 whether or not it was still valid, and never touches another user\'s tokens. Access tokens already issued stay valid until they expire (ACCESS_TOKEN_EXPIRY).',
+        description: 'Revokes the login the refresh token belongs to. Answers 204 whether or not it was still valid, and never touches another user\'s tokens. Access tokens already issued stay valid until they expire (ACCESS_TOKEN_EXPIRY). The token comes from the body or, when the body has none, from the `loglane_refresh` cookie, which the answer clears.',
         body: S.RefreshBody,
         response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(400, 401, 413, 415) },
       },
     }, async (req, reply) => {
-      await accounts.logout(req.userId, req.body.refreshToken);
+      const { token } = presented(req, req.body);
+      await accounts.logout(req.userId, token);
+      clearRefreshCookie(req, reply);
       return reply.status(204).send(null);
     });
 

@@ -37,7 +37,17 @@ export const LoginBody = Type.Object(
   { email: Type.String({ minLength: 1, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 256 }) },
   { additionalProperties: false },
 );
-export const RefreshBody = Type.Object({ refreshToken: RefreshToken }, { additionalProperties: false });
+/** Refresh and logout: the token in the body, or (from the console) in the `loglane_refresh` cookie. */
+export const RefreshBody = Type.Object(
+  { refreshToken: Type.Optional({ ...RefreshToken, description: 'Required unless the `loglane_refresh` cookie carries it (the web console); send `{}` then' }) },
+  { additionalProperties: false },
+);
 
-export const SessionResponse = Type.Object({ user: User, accessToken: AccessToken, refreshToken: RefreshToken }, { additionalProperties: false });
-export const TokenPairResponse = Type.Object({ accessToken: AccessToken, refreshToken: RefreshToken }, { additionalProperties: false });
+/** Present unless the request asked for the cookie transport (`X-Refresh-Token-Transport: cookie`). */
+const IssuedRefreshToken = Type.Optional({ ...RefreshToken, description: 'Opaque and single-use; lasts REFRESH_TOKEN_EXPIRY (7d). Absent when the request sent `X-Refresh-Token-Transport: cookie`: the token is then set as the HttpOnly `loglane_refresh` cookie (Path=/v1/auth, SameSite=Strict) instead' });
+export const SessionResponse = Type.Object({ user: User, accessToken: AccessToken, refreshToken: IssuedRefreshToken }, { additionalProperties: false });
+export const TokenPairResponse = Type.Object({ accessToken: AccessToken, refreshToken: IssuedRefreshToken }, { additionalProperties: false });
+
+export const TransportHeaders = Type.Object({
+  'x-refresh-token-transport': Type.Optional(Type.String({ enum: ['cookie', 'body'], description: '`cookie` (the web console): the refresh token is set as an HttpOnly cookie and left out of the body' })),
+});

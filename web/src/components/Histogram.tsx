@@ -69,7 +69,7 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
                 y -= hgt;
                 return <rect key={level} x={x + 0.5} y={y} width={Math.max(1, barW - 1)} height={hgt} className={`lvl-fill-${level}`} />;
               })}
-              {i % tickEvery === 0 && (
+              {i % tickEvery === 0 && x < LEFT + plotW - 34 && (
                 <text x={x} y={HEIGHT + 14} className="axis-label">
                   {tickLabel(bucketStart, span)}
                 </text>

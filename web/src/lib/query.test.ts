@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseInterval, DEFAULT_QUERY, fromUrlParams, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
+import { chooseInterval, statsIgnoresSearch, DEFAULT_QUERY, fromUrlParams, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
 
 const now = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -43,6 +43,15 @@ describe('console query building', () => {
     const p = params(statsPath('proj_1', { ...DEFAULT_QUERY, range: { kind: 'custom', from: now - 3_600_000 + 30_000, to: now } }, now, 90));
     expect(p.interval).toBe('1m');
     expect(p.from).toBe('2026-11-22T11:00:00.000Z');
+  });
+
+  it('leaves the regular expression out of the histogram, and says so', () => {
+    const q: LogQuery = { ...DEFAULT_QUERY, levels: ['error'], search: 'a+b', regex: true };
+    const p = params(statsPath('proj_1', q, now));
+    expect(p.pattern).toBeUndefined();
+    expect(p.level).toBe('error');
+    expect(statsIgnoresSearch(q)).toBe(true);
+    expect(statsIgnoresSearch({ ...q, regex: false })).toBe(false);
   });
 
   it('tails with the same filters and no time bounds', () => {

@@ -8,6 +8,7 @@ import {
   PRESETS,
   resolveRange,
   searchPath,
+  statsIgnoresSearch,
   statsPath,
   tailAccepts,
   tailPath,
@@ -195,7 +196,10 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
         {statsError !== undefined ? (
           <ErrorNote error={statsError} />
         ) : stats ? (
-          <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
+          <>
+            <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
+            {statsIgnoresSearch(query) && <p className="muted small chart-note">The chart counts logs without the regular expression; the list below applies it.</p>}
+          </>
         ) : (
           <Spinner label="Counting logs…" />
         )}
