@@ -157,7 +157,7 @@ function assertNoSecretsIn(logs: string[]): void {
 /** Starts the real app on a fresh database of the given engine. */
 export async function startServer(
   engine: Engine,
-  options: { env?: Record<string, string>; clock?: TestClock; /** Another node on the same database and secret. */ shareWith?: TestServer } = {},
+  options: { env?: Record<string, string>; clock?: TestClock; /** Another node on the same database and secret. */ shareWith?: TestServer; consoleDir?: string } = {},
 ): Promise<TestServer> {
   const testDb: TestDatabase = options.shareWith
     ? { engine, env: options.shareWith.env, drop: async () => {} }
@@ -175,7 +175,7 @@ export async function startServer(
   const database = openDatabase(config);
   await migrateToLatest(database.db);
   const clock = options.clock ?? options.shareWith?.clock ?? new TestClock();
-  const app = await buildApp({ config, database, secretKey: resolveSecretKey(config).key, logger, clock });
+  const app = await buildApp({ config, database, secretKey: resolveSecretKey(config).key, logger, clock, consoleDir: options.consoleDir });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     engine,
