@@ -74,6 +74,8 @@ maybe('console journey in chromium', (engine) => {
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-GB', timezoneId: 'UTC' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write', 'notifications'], { origin: server.url });
     page = await context.newPage();
+    // Time in the page flows as usual, but the test can jump it forward (an idle session).
+    await page.clock.install();
     page.on('console', (msg) => {
       if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`);
     });
@@ -91,8 +93,32 @@ maybe('console journey in chromium', (engine) => {
     await push?.close();
   });
 
+  /** Every control on screen has a name a screen reader can announce. */
+  async function assertLabelled(screen: string): Promise<void> {
+    const unnamed = await page.evaluate(() => {
+      type El = { getAttribute(n: string): string | null; textContent: string | null; outerHTML: string; labels?: ArrayLike<{ textContent: string | null }> | null; checkVisibility(): boolean };
+      const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<El>; getElementById(id: string): El | null } }).document;
+      const out: string[] = [];
+      for (const el of Array.from(doc.querySelectorAll('input, select, textarea, button, a[href], [role="tab"], [role="switch"]'))) {
+        if (!el.checkVisibility()) continue;
+        const labelledBy = el.getAttribute('aria-labelledby');
+        const name = [
+          el.getAttribute('aria-label'),
+          labelledBy ? doc.getElementById(labelledBy)?.textContent : '',
+          Array.from(el.labels ?? []).map((l) => l.textContent).join(' '),
+          el.textContent,
+          el.getAttribute('title'),
+        ].join('').trim();
+        if (!name) out.push(el.outerHTML.slice(0, 120));
+      }
+      return out;
+    });
+    expect(unnamed, `controls without a name on ${screen}`).toEqual([]);
+  }
+
   /** Saves the current screen at both widths, then returns to the desktop width. */
   async function shoot(name: string): Promise<void> {
+    await assertLabelled(name);
     for (const w of WIDTHS) {
       await page.setViewportSize({ width: w.width, height: w.height });
       await page.waitForTimeout(150);
@@ -143,6 +169,15 @@ maybe('console journey in chromium', (engine) => {
     await page.reload();
     await page.getByRole('heading', { name: 'No projects yet' }).waitFor();
 
+    // Idle past the access token's lifetime (both clocks jump 16 minutes): the next action
+    // refreshes silently first, with no 401 on the way (the console-error check below covers it).
+    const refreshes: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/v1/auth/refresh') refreshes.push(r.method());
+    });
+    server.clock.advance(16 * 60_000);
+    await page.clock.fastForward('16:00');
+
     // Create a project; the key is shown once created.
     await page.getByRole('button', { name: 'Create your first project' }).click();
     await page.getByLabel('Project name').fill('Checkout API');
@@ -154,6 +189,7 @@ maybe('console journey in chromium', (engine) => {
     await expect.poll(() => page.locator('.snippet pre').innerText()).toContain(apiKey);
     await shoot('project-settings');
     const projectId = new URL(page.url()).pathname.split('/')[2]!;
+    expect(refreshes).toEqual(['POST']);
 
     // A second project is over the free plan: the message names the plan that allows more.
     await page.getByRole('link', { name: 'Projects' }).click();
@@ -230,6 +266,25 @@ maybe('console journey in chromium', (engine) => {
     await page.getByRole('button', { name: 'Resume' }).click();
     await until('resumed log shown', async () => (await visibleMessages())[0] === 'sent while paused');
     expect((await visibleMessages()).filter((m) => m === 'tail check one')).toHaveLength(1);
+
+    // Reading further down: logs arriving above do not move the lines in view.
+    const rowAtTop = () =>
+      page.evaluate(() => {
+        type Box = { getBoundingClientRect(): { left: number; top: number }; scrollTop: number };
+        type Doc = { querySelector(s: string): Box; elementFromPoint(x: number, y: number): { closest(s: string): { textContent: string | null } | null } | null };
+        const doc = (globalThis as unknown as { document: Doc }).document;
+        const r = doc.querySelector('.log-scroll').getBoundingClientRect();
+        return doc.elementFromPoint(r.left + 400, r.top + 12)?.closest('.log-line')?.textContent;
+      });
+    await page.locator('.log-scroll').evaluate((el) => void ((el as unknown as { scrollTop: number }).scrollTop = 1500));
+    await page.waitForTimeout(200);
+    const reading = await rowAtTop();
+    expect(reading).toMatch(/request \d+ served/);
+    const countBefore = await page.locator('.result-count').innerText();
+    await ingest(apiKey, [{ message: 'arrives above one' }, { message: 'arrives above two' }]);
+    await until('two more listed', async () => (await page.locator('.result-count').innerText()) !== countBefore);
+    await page.waitForTimeout(200);
+    expect(await rowAtTop()).toBe(reading);
     await page.getByRole('button', { name: 'Stop' }).click();
 
     // Alerts: create one (the API's validation message is shown at the field), then trigger it.
@@ -282,6 +337,16 @@ maybe('console journey in chromium', (engine) => {
     await expect.poll(() => page.getByTestId('plan').textContent()).toBe('free');
     await expect.poll(() => page.locator('.meter').first().innerText()).toContain('1 of 1');
     await shoot('account');
+    // This machine has no route to a browser vendor's push service, so the subscription itself is
+    // refused; the console must say so plainly (the server's push delivery is tested with a receiver).
+    await page.getByRole('button', { name: 'Enable push in this browser' }).click();
+    // Playwright's browser contexts are incognito, where Chromium itself prints that it has no Push API.
+    expectedFailures.push('chromium: no Push API in incognito');
+    const pushOutcome = await until('push outcome', async () => {
+      const text = (await page.getByRole('region', { name: 'Push notifications' }).innerText().catch(() => '')) || (await page.locator('[aria-labelledby="push-heading"]').innerText());
+      return /push service|are on in this browser/.test(text) ? text : undefined;
+    }, 20_000);
+    expect(pushOutcome).toMatch(/push service refused|Push notifications are on in this browser/);
 
     // Rotate the key: a warning first, then the old key stops working.
     await page.goto(`/projects/${projectId}/settings`);
@@ -297,6 +362,11 @@ maybe('console journey in chromium', (engine) => {
     const old = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: '{"message":"old key"}' });
     expect(old.status).toBe(401);
     await ingest(newKey, { message: 'new key works' });
+
+    // Rename.
+    await page.getByLabel('Name', { exact: true }).fill('Checkout API (prod)');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('heading', { name: /Checkout API \(prod\)/ }).waitFor();
 
     // Nothing secret in storage the page can read.
     const stored = await page.evaluate(() => {
@@ -315,11 +385,34 @@ maybe('console journey in chromium', (engine) => {
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
+    // Back in with the keyboard alone, then delete the project by typing its name.
+    await page.getByLabel('Email').focus();
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
+    // Signed in again on the page that was open.
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.goto(`/projects/${projectId}/settings`);
+    await page.getByRole('button', { name: 'Delete project…' }).click();
+    const confirm = page.getByRole('dialog').getByRole('button', { name: 'Delete project' });
+    await page.getByRole('dialog').getByLabel('Project name').fill('Checkout API');
+    expect(await confirm.isDisabled()).toBe(true);
+    await page.getByRole('dialog').getByLabel('Project name').fill('Checkout API (prod)');
+    await shoot('delete-project');
+    await confirm.click();
+    await page.getByRole('heading', { name: 'No projects yet' }).waitFor();
+    expect((await server.request('GET', `/v1/projects/${projectId}`, { token })).status).toBe(404);
+    await page.getByRole('button', { name: 'Sign out' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
     // The browser saw no server error and printed no error but the provoked refusals.
     expect(serverErrors).toEqual([]);
     // Chromium prints one line per refused fetch; those must be exactly the refusals provoked above.
     const printed = consoleErrors.map((e) => {
       const m = /^Failed to load resource: the server responded with a status of (\d+) .*\((http[^)]+)\)$/.exec(e);
+      if (e.startsWith('Chrome currently does not support the Push API in incognito mode')) return 'chromium: no Push API in incognito';
       return m ? `${m[1]} ${new URL(m[2]!).pathname}` : e;
     });
     expect(printed).toEqual(expectedFailures);
