@@ -90,7 +90,7 @@ function TopBar({ email, path, api }: { email: string; path: string; api: Api })
         <img src="/favicon.svg" alt="" width="24" height="24" /> Loglane
       </Link>
       <nav aria-label="Main">
-        <Link to="/projects" aria-current={path.startsWith('/projects') ? 'page' : undefined}>
+        <Link to="/projects" aria-current={path.startsWith('/projects') || path.startsWith('/alerts') ? 'page' : undefined}>
           Projects
         </Link>
         <Link to="/account" aria-current={path === '/account' ? 'page' : undefined}>

@@ -98,7 +98,7 @@ export function AccountPage() {
               {plans.map((p) => (
                 <tr key={p.name} className={p.name === plan?.name ? 'current' : undefined}>
                   <td data-label="Plan">
-                    {p.name}
+                    <span className="plan-name">{p.name}</span>
                     {p.name === plan?.name ? ' (yours)' : ''}
                   </td>
                   <td data-label="Projects">{limitText(p.maxProjects)}</td>
