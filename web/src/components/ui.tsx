@@ -33,6 +33,27 @@ export function useResource<T>(path: string | null): AsyncState<T> {
   return { ...state, reload, setData };
 }
 
+/**
+ * A form's or button's action: `busy` while it runs, and the error it failed with (kept until the
+ * next run). `run` never throws, so handlers can call it without a catch.
+ */
+export function useAction(): { busy: boolean; error: unknown; run: (fn: () => Promise<void>) => Promise<void>; setError: (e: unknown) => void } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = useCallback(async (fn: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, setError };
+}
+
 export function Link(props: { to: string; children: ReactNode; className?: string; 'aria-current'?: 'page' | undefined }) {
   return (
     <a

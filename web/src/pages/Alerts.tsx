@@ -4,7 +4,7 @@ import { useApi, useToast } from '../lib/context.ts';
 import { describeDuration, durationMs, formatCount, formatTime, relativeTime } from '../lib/format.ts';
 import { LEVELS, type Level } from '../lib/query.ts';
 import type { AlertRule, Condition, HistoryEntry, Page, Project } from '../lib/types.ts';
-import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, Spinner, useResource } from '../components/ui.tsx';
+import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { PlanLimitNote } from './Account.tsx';
 
 export function describeCondition(c: Condition): string {
@@ -205,25 +205,18 @@ export function AlertForm({ projectId, rule, onSaved, onCancel }: { projectId: s
   const [pattern, setPattern] = useState(rule?.condition.pattern ?? '');
   const [channels, setChannels] = useState<Array<'email' | 'push'>>(rule?.channels ?? ['email']);
   const [cooldown, setCooldown] = useState(splitDuration(rule?.cooldown, '15m'));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
 
-  async function submit(e: FormEvent) {
+  function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
     const condition: Condition = { level, threshold: Number(threshold), window: `${window.n}${window.unit}` };
     if (source.trim()) condition.source = source.trim();
     if (pattern) condition.pattern = pattern;
     const body = { name: name.trim(), condition, channels, cooldown: `${cooldown.n}${cooldown.unit}` };
-    try {
+    void run(async () => {
       const saved = rule ? await api.call<AlertRule>('PUT', `/v1/alerts/${rule.id}`, body) : await api.call<AlertRule>('POST', '/v1/alerts', { projectId, ...body });
       onSaved(saved);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   const fe = error instanceof ApiError ? error.fieldErrors() : {};

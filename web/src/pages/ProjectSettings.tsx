@@ -4,7 +4,7 @@ import { useApi, useToast } from '../lib/context.ts';
 import { formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { Project } from '../lib/types.ts';
-import { CopyButton, Dialog, ErrorNote, Field, PageHeader, Spinner, useResource } from '../components/ui.tsx';
+import { CopyButton, Dialog, ErrorNote, Field, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { SendFirstLog } from '../components/SendFirstLog.tsx';
 
 export function ProjectSettingsPage({ projectId, justCreated }: { projectId: string; justCreated: boolean }) {
@@ -15,29 +15,21 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
   const [revealed, setRevealed] = useState(justCreated);
   const [rotateOpen, setRotateOpen] = useState(false);
   const [deleteOpen, setDeleteOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<unknown>();
+  const rotation = useAction();
 
   if (project.error !== undefined && !project.data) return <main className="page"><ErrorNote error={project.error} onRetry={project.reload} /></main>;
   const p = project.data;
   if (!p) return <main className="page"><Spinner label="Loading project…" /></main>;
   const masked = `${p.apiKey.slice(0, 8)}…${p.apiKey.slice(-4)}`;
 
-  async function rotate() {
-    setBusy(true);
-    setActionError(undefined);
-    try {
+  const rotate = () =>
+    rotation.run(async () => {
       const { apiKey } = await api.call<{ apiKey: string }>('POST', `/v1/projects/${encodeURIComponent(projectId)}/rotate-key`);
       project.setData((old) => (old ? { ...old, apiKey } : old));
       setRevealed(true);
       setRotateOpen(false);
       toast('The API key was rotated. The old key no longer works.');
-    } catch (err) {
-      setActionError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    });
 
   return (
     <main className="page">
@@ -92,13 +84,13 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
           A new key is created and <strong>the current key stops working immediately</strong>. Every application and shipper that sends logs to{' '}
           <strong>{p.name}</strong> must be given the new key, or its logs will be refused.
         </p>
-        {actionError !== undefined && <ErrorNote error={actionError} />}
+        {rotation.error !== undefined && <ErrorNote error={rotation.error} />}
         <div className="form-actions">
           <button type="button" className="secondary" onClick={() => setRotateOpen(false)}>
             Cancel
           </button>
-          <button type="button" className="danger" disabled={busy} onClick={rotate}>
-            {busy ? 'Rotating…' : 'Rotate key'}
+          <button type="button" className="danger" disabled={rotation.busy} onClick={() => void rotate()}>
+            {rotation.busy ? 'Rotating…' : 'Rotate key'}
           </button>
         </div>
       </Dialog>
@@ -114,21 +106,14 @@ function RenameForm({ project, onRenamed }: { project: Project; onRenamed: (name
   const api = useApi();
   const toast = useToast();
   const [name, setName] = useState(project.name);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  async function submit(e: FormEvent) {
+  const { busy, error, run } = useAction();
+  function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const updated = await api.call<Project>('PUT', `/v1/projects/${encodeURIComponent(project.id)}`, { name: name.trim() });
       onRenamed(updated.name, updated.updatedAt);
       toast(`Renamed to ${updated.name}.`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   const fieldError = error instanceof ApiError ? error.fieldErrors().name : undefined;
   return (
@@ -148,20 +133,15 @@ function DeleteForm({ project, onCancel }: { project: Project; onCancel: () => v
   const api = useApi();
   const toast = useToast();
   const [typed, setTyped] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  async function submit(e: FormEvent) {
+  const { busy, error, run } = useAction();
+  function submit(e: FormEvent) {
     e.preventDefault();
     if (typed !== project.name) return;
-    setBusy(true);
-    try {
+    void run(async () => {
       await api.call('DELETE', `/v1/projects/${encodeURIComponent(project.id)}`);
       toast(`Project ${project.name} was deleted.`);
       navigate('/projects', { replace: true });
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    });
   }
   return (
     <form onSubmit={submit}>

@@ -4,7 +4,7 @@ import { useApi, useToast } from '../lib/context.ts';
 import { formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { Page, Project } from '../lib/types.ts';
-import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, Spinner, useResource } from '../components/ui.tsx';
+import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { PlanLimitNote } from './Account.tsx';
 
 export function ProjectsPage() {
@@ -68,22 +68,15 @@ function CreateProjectForm({ onCancel, onCreated }: { onCancel: () => void; onCr
   const api = useApi();
   const toast = useToast();
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
 
-  async function submit(e: FormEvent) {
+  function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const project = await api.call<Project>('POST', '/v1/projects', { name: name.trim() });
       toast(`Project ${project.name} created.`);
       onCreated(project);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   const fieldError = error instanceof ApiError ? error.fieldErrors().name : undefined;
