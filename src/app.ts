@@ -8,7 +8,7 @@ import type { Database } from './db/connect.js';
 import { AppError } from './errors.js';
 import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
-import { ingestRoutes, logQueryRoutes } from './features/logs/routes.js';
+import { ingestRoutes, logQueryRoutes, otlpRoutes } from './features/logs/routes.js';
 import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
 import { errorResponses, installErrorHandling, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
@@ -126,6 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(planRoutes(), { prefix: '/v1' });
   await app.register(projectsRoutes(services), { prefix: '/v1' });
   await app.register(ingestRoutes(services), { prefix: '/v1' });
+  await app.register(otlpRoutes(services), { prefix: '/v1' });
   await app.register(logQueryRoutes(services), { prefix: '/v1' });
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });

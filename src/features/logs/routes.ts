@@ -10,6 +10,7 @@ import type { ProjectsService } from '../projects/service.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
+import * as otlp from './otlp.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
 
@@ -159,4 +160,72 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       if (req.raw.destroyed || res.destroyed) tail.close();
     });
   };
+}
+
+/**
+ * POST /v1/otlp/v1/logs: the OTLP/HTTP logs receiver, so an OpenTelemetry SDK or Collector with
+ * OTEL_EXPORTER_OTLP_ENDPOINT=<base>/v1/otlp and OTEL_EXPORTER_OTLP_HEADERS=x-api-key=<key>
+ * delivers here. Records go through the same ingest path as POST /v1/logs (same limits, rate,
+ * durability); refused records are reported as an OTLP partial success.
+ */
+export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService }) {
+  const { logs, projects } = deps;
+  return async function (app: FastifyInstance) {
+    app.removeContentTypeParser('application/json');
+    const parser = (protobufBody: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
+      const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
+      if (body.length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
+      return otlp.toLogItems(protobufBody ? otlp.decodeProtobuf(body) : otlp.parseJsonRequest(body));
+    };
+    app.addContentTypeParser(otlp.PROTOBUF_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(true));
+    app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(false));
+
+    app.post('/otlp/v1/logs', {
+      validatorCompiler: () => () => true,
+      schema: {
+        operationId: 'otlpExportLogs', tags: ['Logs'], summary: 'OpenTelemetry logs (OTLP/HTTP)',
+        description: 'An OTLP ExportLogsServiceRequest in protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzip-compressed, with the project API key in `X-API-Key` (or `Authorization: Bearer`). Mapping: severityNumber (or severityText) → level; body → message; resource attribute `service.name` → source; timeUnixNano (else observedTimeUnixNano) → timestamp; attributes → metadata, with `resource`, `scope`, `traceId`, `spanId` beside them. Answers 200 with an ExportLogsServiceResponse in the request\'s encoding once the accepted records are stored; refused records are counted in `partialSuccess`. 429 and 503 carry Retry-After and are retryable, as the OTLP specification says; 400, 401 and 413 are not. Error bodies use Loglane\'s JSON error shape.',
+        security: [{ apiKey: [] }, { bearerAuth: [] }],
+        body: Type.Object({ resourceLogs: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))) }, { description: 'ExportLogsServiceRequest (opentelemetry/proto/collector/logs/v1)' }),
+        response: {
+          200: Type.Object({ partialSuccess: Type.Optional(Type.Object({ rejectedLogRecords: Type.String(), errorMessage: Type.String() })) }, { description: 'ExportLogsServiceResponse; protobuf when the request was protobuf' }),
+          ...errorResponses(400, 401, 413, 415, 429, 503),
+        },
+      },
+      onRequest: async (request) => {
+        const check = await projects.verifyApiKey(apiKeyOf(request));
+        if (!check.ok) {
+          throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? 'Send the project API key in the x-api-key header (OTEL_EXPORTER_OTLP_HEADERS=x-api-key=<key>).' : 'The API key is not valid.');
+        }
+        request.projectId = check.projectId;
+        request.plan = check.plan;
+      },
+    }, async (request, reply) => {
+      const items = request.body as BodyItem[];
+      const protobufRequest = otlp.PROTOBUF_TYPES.includes(String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase());
+      let rejected = 0;
+      let errorMessage = '';
+      if (items.length > 0) {
+        try {
+          const { result } = await logs.ingest(request.projectId, request.plan, items, undefined);
+          rejected = result.rejected.length;
+          errorMessage = summarise(result.rejected);
+        } catch (err) {
+          // Every record refused: still a well-formed export, answered as a partial success.
+          if (!(err instanceof AppError) || err.code !== 'VALIDATION_ERROR' || !Array.isArray(err.details)) throw err;
+          rejected = items.length;
+          errorMessage = summarise((err.details as Array<{ path: string; message: string }>).map((d) => ({ index: Number(d.path.slice(1)), message: d.message })));
+        }
+      }
+      const body = otlp.encodeResponse(protobufRequest, rejected, errorMessage);
+      if (Buffer.isBuffer(body)) return reply.status(200).type('application/x-protobuf').send(body);
+      return reply.status(200).type('application/json').send(body);
+    });
+  };
+}
+
+/** The first few refusals, as one sentence for OTLP's error_message. */
+function summarise(rejected: Array<{ index?: number; message: string }>): string {
+  const shown = rejected.slice(0, 5).map((r) => (r.index === undefined ? r.message : `record ${r.index}: ${r.message}`));
+  return shown.join('; ') + (rejected.length > 5 ? `; and ${rejected.length - 5} more` : '');
 }
