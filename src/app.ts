@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -12,6 +12,7 @@ import { ingestRoutes, logQueryRoutes, otlpRoutes } from './features/logs/routes
 import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
 import { errorResponses, installErrorHandling, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
+import { bearerToken } from './http/auth.js';
 import { consoleRoutes } from './http/console.js';
 import { planRoutes } from './features/plans/routes.js';
 import { createServices, type Clock, type Services } from './services.js';
@@ -34,6 +35,11 @@ export interface AppDeps {
 }
 
 export const VERSION = '0.1.0';
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
 
 /** Builds the whole HTTP application from its dependencies. Reads no environment, opens no port. */
@@ -111,6 +117,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Prometheus scrapes this; with METRICS_TOKEN set, only with that bearer token.
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (config.metricsToken !== undefined && !constantTimeEqual(bearerToken(request) ?? '', config.metricsToken)) {
+      throw new AppError('UNAUTHORIZED', 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.');
+    }
+    reply.header('cache-control', 'no-store');
+    return reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
+  });
   app.get('/readyz', { schema: { hide: true } }, async (request) => {
     try {
       await database.ping();

@@ -43,6 +43,8 @@ export interface Config {
   readonly alertEmailFrom: string;
   /** VAPID keys (base64url); generated once and kept in the database when unset. */
   readonly vapidPublicKey: string | undefined;
+  /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
+  readonly metricsToken: string | undefined;
   readonly vapidPrivateKey: string | undefined;
   readonly vapidSubject: string;
   /** Origins (`https://host`) or host patterns (`https://*.push.apple.com`) push endpoints may have. */
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: smtp(),
     alertEmailFrom: value('ALERT_EMAIL_FROM') ?? 'Loglane <alerts@localhost>',
     vapidPublicKey: value('VAPID_PUBLIC_KEY'),
+    metricsToken: value('METRICS_TOKEN'),
     vapidPrivateKey: value('VAPID_PRIVATE_KEY'),
     vapidSubject: vapidSubject(),
     pushAllowedOrigins: origins(),

@@ -12,6 +12,7 @@ import { createPushService } from './features/notifications/push-service.js';
 import { loadVapidKeys, type VapidKeys } from './features/notifications/vapid.js';
 import { createProjectsService } from './features/projects/service.js';
 import { requireUser } from './http/auth.js';
+import { createMetrics } from './metrics.js';
 import { deriveKey } from './secrets.js';
 
 export interface Clock {
@@ -34,9 +35,20 @@ export function createServices(deps: { config: Config; database: Database; secre
       vapidKeys = undefined;
       throw err;
     }));
+  const metrics = createMetrics({ queuedLogs: () => logs.queue.queuedLogs, openTails: () => logs.openTails() });
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
-  const outbox = createOutbox({ db, config, now, log, mailer, vapid });
-  const alerts = createAlertsService({ db, now, log, projects, onFired: () => outbox.kick(), addCounts: logs.addAlertCounts });
+  const outbox = createOutbox({ db, config, now, log, mailer, vapid, onFinished: (channel, status) => metrics.deliveries.inc({ channel, status }) });
+  const alerts = createAlertsService({
+    db,
+    now,
+    log,
+    projects,
+    onFired: () => {
+      metrics.alertFirings.inc();
+      outbox.kick();
+    },
+    addCounts: logs.addAlertCounts,
+  });
   const push = createPushService({ db, config, now, vapid });
 
   // Every committed batch is checked against its project's rules, off the request's path; while
@@ -58,6 +70,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     alerts,
     push,
     outbox,
+    metrics,
     requireUser: requireUser(tokens),
     tailHeartbeatMs: config.tailHeartbeatMs,
 

@@ -11,6 +11,7 @@ import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type B
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
 import * as otlp from './otlp.js';
+import type { Metrics } from '../../metrics.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
 
@@ -43,9 +44,33 @@ function idempotencyKey(request: FastifyRequest): string | undefined {
 }
 
 /** POST /v1/logs: its own body parsers (JSON, NDJSON, gzip/deflate) and API-key auth before the body is read. */
-export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsService }) {
-  const { logs, projects } = deps;
+/** Counts an ingest endpoint's answers and times its successes, for /metrics. */
+function countAnswers(app: FastifyInstance, metrics: Metrics, endpoint: 'logs' | 'otlp'): void {
+  app.addHook('onResponse', async (_request, reply) => {
+    metrics.ingestRequests.inc({ endpoint, status: String(reply.statusCode) });
+    if (reply.statusCode < 300) metrics.ingestDuration.observe(reply.elapsedTime / 1000);
+  });
+}
+
+/** Counts what an ingest stored and refused; a batch refused whole is a VALIDATION_ERROR listing its logs. */
+async function counted<T extends { result: { accepted: number; rejected: unknown[] }; replayed?: boolean }>(metrics: Metrics, endpoint: 'logs' | 'otlp', items: number, work: Promise<T>): Promise<T> {
+  try {
+    const done = await work;
+    // A replayed Idempotency-Key answer stored nothing new.
+    if (done.replayed) return done;
+    metrics.logsAccepted.inc({ endpoint }, done.result.accepted);
+    if (done.result.rejected.length) metrics.logsRejected.inc({ endpoint }, done.result.rejected.length);
+    return done;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'VALIDATION_ERROR' && Array.isArray(err.details)) metrics.logsRejected.inc({ endpoint }, items);
+    throw err;
+  }
+}
+
+export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsService; metrics: Metrics }) {
+  const { logs, projects, metrics } = deps;
   return async function (app: FastifyInstance) {
+    countAnswers(app, metrics, 'logs');
     app.removeContentTypeParser('application/json');
     const parser = (ndjson: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
       const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
@@ -76,7 +101,8 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
       },
     }, async (request, reply) => {
       const key = idempotencyKey(request);
-      const { result, replayed } = await logs.ingest(request.projectId, request.plan, request.body as unknown as BodyItem[], key === undefined ? undefined : { key, bodyHash: request.bodyHash });
+      const items = request.body as unknown as BodyItem[];
+      const { result, replayed } = await counted(metrics, 'logs', items.length, logs.ingest(request.projectId, request.plan, items, key === undefined ? undefined : { key, bodyHash: request.bodyHash }));
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(202).send(result);
     });
@@ -168,9 +194,10 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
  * delivers here. Records go through the same ingest path as POST /v1/logs (same limits, rate,
  * durability); refused records are reported as an OTLP partial success.
  */
-export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService }) {
-  const { logs, projects } = deps;
+export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService; metrics: Metrics }) {
+  const { logs, projects, metrics } = deps;
   return async function (app: FastifyInstance) {
+    countAnswers(app, metrics, 'otlp');
     app.removeContentTypeParser('application/json');
     const parser = (protobufBody: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
       const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
@@ -207,7 +234,7 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService 
       let errorMessage = '';
       if (items.length > 0) {
         try {
-          const { result } = await logs.ingest(request.projectId, request.plan, items, undefined);
+          const { result } = await counted(metrics, 'otlp', items.length, logs.ingest(request.projectId, request.plan, items, undefined));
           rejected = result.rejected.length;
           errorMessage = summarise(result.rejected);
         } catch (err) {

@@ -257,6 +257,11 @@ export function createLogsService(deps: { database: Database; config: Config; no
       retentionTimer.unref();
     },
 
+    /** Live tails open on this node. */
+    openTails(): number {
+      return hub.totalOpen;
+    },
+
     /** Ends live tails (so the server can close). */
     closeTails(): void {
       hub.closeAll();

@@ -228,6 +228,13 @@ export class TailHub {
     return this.#perUser.get(userId) ?? 0;
   }
 
+  /** Every tail open on this node. */
+  get totalOpen(): number {
+    let n = 0;
+    for (const c of this.#perUser.values()) n += c;
+    return n;
+  }
+
   /**
    * Opens a tail. With `afterSeq` (from Last-Event-ID) it first replays what came after it;
    * without, it starts at the project's newest log.

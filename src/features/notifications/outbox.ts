@@ -40,7 +40,16 @@ const POLL_MS = 1000;
  * DELIVERY_MAX_ATTEMPTS. A node that dies mid-send leaves a lock that runs out, and the delivery is
  * tried again (at least once, never lost).
  */
-export function createOutbox(deps: { db: Db; config: Config; now: () => number; log: FastifyBaseLogger; mailer: Mailer | undefined; vapid: () => Promise<VapidKeys> }) {
+export function createOutbox(deps: {
+  db: Db;
+  config: Config;
+  now: () => number;
+  log: FastifyBaseLogger;
+  mailer: Mailer | undefined;
+  vapid: () => Promise<VapidKeys>;
+  /** Told of every delivery that ends (sent, failed or skipped). */
+  onFinished?: (channel: string, status: 'sent' | 'failed' | 'skipped') => void;
+}) {
   const { db, config, now, log, mailer } = deps;
   let running: Promise<void> | undefined;
   let again = false;
@@ -124,6 +133,7 @@ export function createOutbox(deps: { db: Db; config: Config; now: () => number; 
     }
     if (outcome.status === 'failed') log.warn({ deliveryId: id, channel: delivery.channel, error: outcome.error }, 'alert delivery failed');
     await alerts.finishDelivery(db, id, { status: outcome.status, error: outcome.error ?? null, state: outcome.state ?? delivery.state, updated_at: finished });
+    deps.onFinished?.(delivery.channel, outcome.status as 'sent' | 'failed' | 'skipped');
   }
 
   async function drainDue(): Promise<void> {

@@ -1,0 +1,50 @@
+import client from 'prom-client';
+
+/**
+ * The service's Prometheus metrics, on a registry of its own (so several apps in one process, as in
+ * the tests, keep theirs apart). Served at GET /metrics in the text exposition format.
+ */
+export function createMetrics(sources: { queuedLogs: () => number; openTails: () => number }) {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'loglane_' });
+  const ingestRequests = new client.Counter({
+    name: 'loglane_ingest_requests_total',
+    help: 'Ingest requests answered, by endpoint (logs: POST /v1/logs, otlp: POST /v1/otlp/v1/logs) and HTTP status.',
+    labelNames: ['endpoint', 'status'] as const,
+    registers: [registry],
+  });
+  const logsAccepted = new client.Counter({ name: 'loglane_logs_accepted_total', help: 'Logs durably stored.', labelNames: ['endpoint'] as const, registers: [registry] });
+  const logsRejected = new client.Counter({ name: 'loglane_logs_rejected_total', help: 'Logs refused for their content (listed in the answer as rejected).', labelNames: ['endpoint'] as const, registers: [registry] });
+  const ingestDuration = new client.Histogram({
+    name: 'loglane_ingest_batch_duration_seconds',
+    help: 'Time from an ingest request (POST /v1/logs or OTLP) arriving to its answer once its logs are committed, for successful requests.',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new client.Gauge({
+    name: 'loglane_ingest_queue_logs',
+    help: 'Logs accepted by this node and waiting for their commit.',
+    registers: [registry],
+    collect() {
+      this.set(sources.queuedLogs());
+    },
+  });
+  new client.Gauge({
+    name: 'loglane_live_tails_open',
+    help: 'Live tails open on this node.',
+    registers: [registry],
+    collect() {
+      this.set(sources.openTails());
+    },
+  });
+  const alertFirings = new client.Counter({ name: 'loglane_alert_firings_total', help: 'Alert rules fired (claimed by this node).', registers: [registry] });
+  const deliveries = new client.Counter({
+    name: 'loglane_alert_deliveries_total',
+    help: 'Alert notifications finished, by channel and outcome (sent, failed, skipped); retries are not counted until they end.',
+    labelNames: ['channel', 'status'] as const,
+    registers: [registry],
+  });
+  return { registry, ingestRequests, logsAccepted, logsRejected, ingestDuration, alertFirings, deliveries };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
