@@ -65,6 +65,60 @@ users
     }
   });
 
+program
+  .command('openapi')
+  .description('print the OpenAPI document of this version of the API (JSON)')
+  .action(async () => {
+    const { openApiDocument } = await import('./openapi.js');
+    process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
+  });
+
+const withFilters = (c: Command) =>
+  c
+    .option('-l, --level <levels>', 'one level or a comma list (trace, debug, info, warn, error, fatal)')
+    .option('-s, --source <source>', 'only logs from this source')
+    .option('-q, --query <text>', 'messages containing this text (case-insensitive)')
+    .option('-p, --pattern <re2>', 'messages matching this RE2 regular expression')
+    .option('--json', 'one JSON log per line instead of coloured text')
+    .option('--server <url>', 'the server signed in to (default: the one from `loglane login`)');
+
+program
+  .command('login')
+  .description('sign in to a Loglane server and keep the tokens for the other commands')
+  .option('--server <url>', 'the server', process.env.LOGLANE_SERVER ?? 'http://localhost:8080')
+  .option('--email <email>', 'your account email (asked for when omitted)')
+  .option('--password-stdin', 'read the password from standard input (for scripts)')
+  .action(async (o: { server?: string; email?: string; passwordStdin?: boolean }) => (await import('./remote.js')).login(o));
+
+program
+  .command('logout')
+  .description('sign out and forget the stored tokens')
+  .action(async () => (await import('./remote.js')).logout());
+
+withFilters(program.command('search').description('search a project\'s logs, newest first').argument('<project>', 'project id or name'))
+  .option('--since <duration>', 'only logs from this long ago, e.g. 15m, 6h, 7d')
+  .option('--from <time>', 'ISO 8601 start')
+  .option('--to <time>', 'ISO 8601 end')
+  .option('-n, --limit <n>', 'how many logs at most', '100')
+  .action(async (project: string, o) => (await import('./remote.js')).search(project, o));
+
+withFilters(program.command('tail').description('follow a project\'s logs live, coloured by level (Ctrl-C stops)').argument('<project>', 'project id or name'))
+  .action(async (project: string, o) => (await import('./remote.js')).tail(project, o));
+
+program
+  .command('send')
+  .description('ship a file (or standard input) line by line: JSON lines as logs, other lines as messages')
+  .argument('[file]', 'the file; - or nothing for standard input')
+  .option('-k, --api-key <key>', 'the project API key (or LOGLANE_API_KEY)')
+  .option('--project <project>', 'instead of a key: a project id or name of the signed-in account')
+  .option('--server <url>', 'the server (default: the one from `loglane login`, else http://localhost:8080)')
+  .option('-b, --batch <n>', 'logs per request (up to 10000)', '1000')
+  .option('-l, --level <level>', 'level for lines that do not say')
+  .option('-s, --source <source>', 'source for lines that do not say')
+  .option('--progress', 'show the progress bar even when standard error is not a terminal')
+  .option('--no-progress', 'never show the progress bar')
+  .action(async (file: string | undefined, o) => (await import('./remote.js')).send(file, o));
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
   else console.error(`loglane: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,93 +1,24 @@
-import type { Level } from './query.ts';
+/**
+ * The API's shapes as the console uses them, taken from the client package's types, which are
+ * generated from the server's OpenAPI document: a route change shows up here as a type error.
+ */
+import type { operations } from '../../../packages/client/src/schema.ts';
 
-export interface Project {
-  id: string;
-  name: string;
-  apiKey: string;
-  logCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
+type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type Ok<K extends keyof operations> = operations[K]['responses'] extends infer R ? (200 extends keyof R ? JsonOf<R[200]> : 201 extends keyof R ? JsonOf<R[201]> : never) : never;
 
-export interface Log {
-  id: string;
-  timestamp: string;
-  receivedAt: string;
-  level: Level;
-  message: string;
-  source: string | null;
-  metadata: Record<string, unknown>;
-}
-
+export type Project = Ok<'getProject'>;
+export type Log = Ok<'searchLogs'>['data'][number];
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
 }
-
-export interface StatsBucket {
-  start: string;
-  total: number;
-  levels: Partial<Record<Level, number>>;
-}
-
-export interface Stats {
-  interval: string;
-  buckets: StatsBucket[];
-}
-
-export interface Condition {
-  level: Level;
-  threshold: number;
-  window: string;
-  source?: string;
-  pattern?: string;
-}
-
-export interface AlertRule {
-  id: string;
-  projectId: string;
-  name: string;
-  condition: Condition;
-  channels: Array<'email' | 'push'>;
-  cooldown: string;
-  enabled: boolean;
-  lastTriggeredAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Delivery {
-  channel: 'email' | 'push';
-  status: 'pending' | 'sent' | 'failed' | 'skipped';
-  error?: string;
-}
-
-export interface HistoryEntry {
-  id: string;
-  alertId: string;
-  triggeredAt: string;
-  matchedCount: number;
-  threshold: number;
-  window: string;
-  deliveries: Delivery[];
-  sample: Log[];
-}
-
-export interface Me {
-  id: string;
-  email: string;
-  createdAt: string;
-  subscription: { plan: string; status: string; periodEnd: string };
-}
-
-export interface Plan {
-  name: string;
-  maxProjects: number | null;
-  maxAlertsPerProject: number | null;
-}
-
-export interface PushSubscriptionInfo {
-  id: string;
-  endpoint: string;
-  createdAt: string;
-}
+export type Stats = Ok<'logStats'>;
+export type StatsBucket = Stats['buckets'][number];
+export type AlertRule = Ok<'getAlert'>;
+export type Condition = AlertRule['condition'];
+export type HistoryEntry = Ok<'alertHistory'>['data'][number];
+export type Delivery = HistoryEntry['deliveries'][number];
+export type Me = Ok<'me'>;
+export type Plan = Ok<'listPlans'>['data'][number];
+export type PushSubscriptionInfo = Ok<'listPushSubscriptions'>['data'][number];

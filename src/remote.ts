@@ -1,0 +1,307 @@
+/**
+ * The CLI's commands that talk to a running Loglane server over its API (login, search, tail,
+ * send), through @loglane/client. Credentials are kept in $XDG_CONFIG_HOME/loglane/credentials.json
+ * (mode 0600), like other CLIs keep theirs.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { randomUUID } from 'node:crypto';
+import { LoglaneClient, LoglaneError, type Log } from '@loglane/client';
+
+interface Credentials {
+  server: string;
+  email: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+export function credentialsPath(): string {
+  const base = process.env.XDG_CONFIG_HOME || path.join(homedir(), '.config');
+  return path.join(base, 'loglane', 'credentials.json');
+}
+
+async function readCredentials(): Promise<Credentials | undefined> {
+  try {
+    return JSON.parse(await readFile(credentialsPath(), 'utf8')) as Credentials;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeCredentials(c: Credentials): Promise<void> {
+  const file = credentialsPath();
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+}
+
+const DEFAULT_SERVER = 'http://localhost:8080';
+
+/** A client signed in with the stored credentials, refreshing (and saving) tokens as needed. */
+async function signedIn(serverOption?: string): Promise<{ client: LoglaneClient; creds: Credentials }> {
+  const creds = await readCredentials();
+  if (!creds) throw new Error('Not signed in: run `loglane login` first.');
+  if (serverOption && normaliseServer(serverOption) !== creds.server) throw new Error(`You are signed in to ${creds.server}, not ${serverOption}: run \`loglane login --server ${serverOption}\`.`);
+  const client = new LoglaneClient({
+    baseUrl: creds.server,
+    accessToken: creds.accessToken,
+    refreshToken: creds.refreshToken,
+    userAgent: 'loglane-cli',
+    onTokens: (t) => void writeCredentials({ ...creds, ...t }).catch(() => undefined),
+  });
+  return { client, creds };
+}
+
+function normaliseServer(server: string): string {
+  const url = new URL(/^https?:\/\//.test(server) ? server : `http://${server}`);
+  return url.origin;
+}
+
+// Output: colour by level on terminals (NO_COLOR and FORCE_COLOR respected).
+const useColour = (stream: NodeJS.WriteStream) => !process.env.NO_COLOR && (process.env.FORCE_COLOR ? process.env.FORCE_COLOR !== '0' : stream.isTTY === true);
+const LEVEL_COLOUR: Record<string, string> = { trace: '90', debug: '35', info: '36', warn: '33', error: '31', fatal: '41;97' };
+
+export function formatLine(log: Log, colour: boolean): string {
+  const level = log.level.toUpperCase().padEnd(5);
+  const paint = (code: string, s: string) => (colour ? `\u001b[${code}m${s}\u001b[0m` : s);
+  const meta = Object.keys(log.metadata ?? {}).length ? ` ${paint('90', JSON.stringify(log.metadata))}` : '';
+  return `${paint('90', log.timestamp)} ${paint(LEVEL_COLOUR[log.level] ?? '0', level)} ${log.source ? `${paint('34', log.source)} ` : ''}${log.message}${meta}`;
+}
+
+/** A project by id or by name. */
+async function resolveProject(client: LoglaneClient, ref: string): Promise<{ id: string; name: string }> {
+  if (/^proj_/.test(ref)) {
+    const p = await client.getProject(ref);
+    return { id: p.id, name: p.name };
+  }
+  const { data } = await client.listProjects();
+  const hits = data.filter((p) => p.name === ref || p.name.toLowerCase() === ref.toLowerCase());
+  if (hits.length === 1) return { id: hits[0]!.id, name: hits[0]!.name };
+  if (hits.length > 1) throw new Error(`Several projects are named "${ref}"; use the id (${hits.map((h) => h.id).join(', ')}).`);
+  throw new Error(`No project "${ref}". Yours: ${data.map((p) => `${p.name} (${p.id})`).join(', ') || 'none'}.`);
+}
+
+async function readSecret(prompt: string, fromStdin: boolean): Promise<string> {
+  if (fromStdin || !process.stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  }
+  process.stderr.write(prompt);
+  return new Promise((resolve) => {
+    const stdin = process.stdin;
+    stdin.setRawMode(true);
+    stdin.resume();
+    let value = '';
+    const onData = (b: Buffer) => {
+      for (const ch of b.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off('data', onData);
+          process.stderr.write('\n');
+          return resolve(value);
+        }
+        if (ch === '\u0003') process.exit(130);
+        if (ch === '\u007f') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+export async function login(options: { server?: string; email?: string; passwordStdin?: boolean }): Promise<void> {
+  const server = normaliseServer(options.server ?? process.env.LOGLANE_SERVER ?? DEFAULT_SERVER);
+  let email = options.email;
+  if (!email) {
+    if (!process.stdin.isTTY) throw new Error('Give --email when not on a terminal.');
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    email = await new Promise<string>((r) => rl.question('Email: ', r));
+    rl.close();
+  }
+  const password = await readSecret('Password: ', options.passwordStdin === true);
+  const client = new LoglaneClient({ baseUrl: server, userAgent: 'loglane-cli' });
+  const session = await client.login({ email, password });
+  await writeCredentials({ server, email: session.user.email, accessToken: session.accessToken, refreshToken: session.refreshToken! });
+  console.error(`Signed in to ${server} as ${session.user.email}. Credentials saved in ${credentialsPath()}.`);
+}
+
+export async function logout(): Promise<void> {
+  const creds = await readCredentials();
+  if (creds) {
+    const client = new LoglaneClient({ baseUrl: creds.server, accessToken: creds.accessToken, refreshToken: creds.refreshToken });
+    await client.logout().catch(() => undefined);
+    await rm(credentialsPath(), { force: true });
+  }
+  console.error('Signed out.');
+}
+
+export interface FilterOptions {
+  level?: string;
+  source?: string;
+  query?: string;
+  pattern?: string;
+}
+
+function filterQuery(o: FilterOptions): Record<string, string | undefined> {
+  return { level: o.level, source: o.source, q: o.query, pattern: o.pattern };
+}
+
+/** `--since 15m` → an ISO time that long ago. */
+function since(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const m = /^(\d+)(s|m|h|d)$/.exec(value);
+  if (!m) throw new Error(`--since takes a duration such as 30s, 15m, 6h or 7d (got "${value}").`);
+  const ms = Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  return new Date(Date.now() - ms).toISOString();
+}
+
+export async function search(projectRef: string, o: FilterOptions & { server?: string; from?: string; to?: string; since?: string; limit?: string; json?: boolean }): Promise<void> {
+  const { client } = await signedIn(o.server);
+  const project = await resolveProject(client, projectRef);
+  const limit = o.limit === undefined ? 100 : Number(o.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new Error('--limit must be a positive integer.');
+  const colour = useColour(process.stdout);
+  let shown = 0;
+  for await (const log of client.searchAll(project.id, { ...filterQuery(o), from: o.from ?? since(o.since), to: o.to, limit: Math.min(1000, limit) } as never)) {
+    process.stdout.write(`${o.json ? JSON.stringify(log) : formatLine(log, colour)}\n`);
+    if (++shown >= limit) break;
+  }
+  if (!o.json) console.error(shown === 0 ? 'No logs match.' : `${shown.toLocaleString('en')} ${shown === 1 ? 'log' : 'logs'}, newest first.`);
+}
+
+export async function tail(projectRef: string, o: FilterOptions & { server?: string; json?: boolean }): Promise<void> {
+  const { client } = await signedIn(o.server);
+  const project = await resolveProject(client, projectRef);
+  const colour = useColour(process.stdout);
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  const stream = client.tailLogs(project.id, filterQuery(o) as never, {
+    signal: controller.signal,
+    onConnected: () => console.error(`Tailing ${project.name}${o.level || o.source || o.query || o.pattern ? ' (filtered)' : ''}. Ctrl-C to stop.`),
+  });
+  for await (const log of stream) process.stdout.write(`${o.json ? JSON.stringify(log) : formatLine(log, colour)}\n`);
+}
+
+/** A line of input as a log: a JSON object as it is, anything else as the message. */
+export function lineToLog(line: string, defaults: { level?: string; source?: string }): Record<string, unknown> | undefined {
+  const text = line.replace(/\r$/, '');
+  if (text.trim() === '') return undefined;
+  if (text.trimStart().startsWith('{')) {
+    try {
+      const value = JSON.parse(text) as unknown;
+      if (value && typeof value === 'object' && !Array.isArray(value)) {
+        const log = value as Record<string, unknown>;
+        if (defaults.source && log.source === undefined) log.source = defaults.source;
+        if (defaults.level && log.level === undefined) log.level = defaults.level;
+        return log;
+      }
+    } catch {
+      /* not JSON: a plain line */
+    }
+  }
+  return { message: text, ...(defaults.level ? { level: defaults.level } : {}), ...(defaults.source ? { source: defaults.source } : {}) };
+}
+
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+export async function send(file: string | undefined, o: { server?: string; apiKey?: string; project?: string; batch?: string; level?: string; source?: string; progress?: boolean }): Promise<void> {
+  const batchSize = o.batch === undefined ? 1000 : Number(o.batch);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new Error('--batch must be from 1 to 10000.');
+  let client: LoglaneClient;
+  let apiKey = o.apiKey ?? process.env.LOGLANE_API_KEY;
+  if (apiKey) {
+    const creds = await readCredentials();
+    client = new LoglaneClient({ baseUrl: normaliseServer(o.server ?? creds?.server ?? process.env.LOGLANE_SERVER ?? DEFAULT_SERVER), apiKey, userAgent: 'loglane-cli' });
+  } else if (o.project) {
+    const signed = await signedIn(o.server);
+    client = signed.client;
+    const project = await resolveProject(client, o.project);
+    apiKey = (await client.getProject(project.id)).apiKey;
+    client.apiKey = apiKey;
+  } else {
+    throw new Error('Give --api-key (or LOGLANE_API_KEY), or --project when signed in.');
+  }
+
+  const total = file && file !== '-' ? statSync(file).size : undefined;
+  const input = file && file !== '-' ? createReadStream(file) : process.stdin;
+  const showProgress = o.progress ?? process.stderr.isTTY === true;
+  const started = Date.now();
+  let bytesRead = 0;
+  let lines = 0;
+  let accepted = 0;
+  let rejected = 0;
+  let retries = 0;
+  const problems: string[] = [];
+  input.on('data', (c: string | Buffer) => (bytesRead += c.length));
+
+  let lastDraw = 0;
+  const draw = (final = false) => {
+    if (!showProgress) return;
+    const now = Date.now();
+    if (!final && now - lastDraw < 100) return;
+    lastDraw = now;
+    const secs = Math.max(0.001, (now - started) / 1000);
+    const rate = Math.round(accepted / secs);
+    const width = 30;
+    const fraction = total ? Math.min(1, bytesRead / Math.max(1, total)) : undefined;
+    const bar = fraction === undefined ? '' : `[${'#'.repeat(Math.round(fraction * width)).padEnd(width, '.')}] ${(fraction * 100).toFixed(0).padStart(3)}% `;
+    process.stderr.write(`\r${bar}${accepted.toLocaleString('en')} sent, ${rate.toLocaleString('en')} logs/s${rejected ? `, ${rejected.toLocaleString('en')} rejected` : ''}\u001b[K${final ? '\n' : ''}`);
+  };
+
+  const flush = async (batch: Record<string, unknown>[]) => {
+    if (!batch.length) return;
+    const idempotencyKey = randomUUID();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await client.ingestLogs(batch as never, { idempotencyKey });
+        accepted += res.accepted;
+        rejected += res.rejected.length;
+        for (const r of res.rejected) if (problems.length < 5) problems.push(`line ${lines - batch.length + r.index + 1}: ${r.message}`);
+        break;
+      } catch (err) {
+        const retryable = err instanceof LoglaneError ? err.status === 429 || err.status >= 500 || err.status === 0 : true;
+        if (err instanceof LoglaneError && err.code === 'VALIDATION_ERROR') {
+          rejected += batch.length;
+          if (problems.length < 5) problems.push(err.message);
+          break;
+        }
+        if (!retryable || attempt >= 8) throw err;
+        retries++;
+        const wait = err instanceof LoglaneError && err.retryAfter ? err.retryAfter * 1000 : Math.min(30_000, 250 * 2 ** attempt);
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    draw();
+  };
+
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let batch: Record<string, unknown>[] = [];
+  let batchBytes = 0;
+  for await (const line of rl) {
+    lines++;
+    const log = lineToLog(line, { level: o.level, source: o.source });
+    if (!log) continue;
+    const size = Buffer.byteLength(line) + 2;
+    if (batch.length >= batchSize || batchBytes + size > MAX_BATCH_BYTES) {
+      await flush(batch);
+      batch = [];
+      batchBytes = 0;
+    }
+    batch.push(log);
+    batchBytes += size;
+  }
+  await flush(batch);
+  draw(true);
+  const secs = (Date.now() - started) / 1000;
+  console.error(
+    `Sent ${lines.toLocaleString('en')} ${lines === 1 ? 'line' : 'lines'} in ${secs.toFixed(1)} s: ${accepted.toLocaleString('en')} accepted, ${rejected.toLocaleString('en')} rejected${retries ? `, ${retries} retried` : ''} (${Math.round(accepted / Math.max(secs, 0.001)).toLocaleString('en')} logs/s).`,
+  );
+  for (const p of problems) console.error(`  ${p}`);
+  if (rejected > 0) process.exitCode = 1;
+}
