@@ -1,29 +1,11 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, describeEngines, request, signup, spawnServer, startServer, type TestDatabase, type TestServer } from './harness.js';
+import { createTestDatabase, describeEngines, request, runCli, signup, spawnServer, startServer, type TestDatabase, type TestServer } from './harness.js';
 
-const CLI = path.resolve('bin/loglane.js');
 if (!fs.existsSync(path.resolve('dist/cli.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does).');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], env: Record<string, string>) => runCli(args, env);
 
 it('loglane --help lists the commands', async () => {
   const res = await run(['--help'], {});

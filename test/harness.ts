@@ -3,6 +3,7 @@
  * database with a random name that is dropped afterwards), the real app listening on a real
  * port, and a small fetch-based client. Nothing here is mocked.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -372,5 +373,25 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
       clearTimeout(timer);
       reject(new Error(`serve exited with ${code}:\n${out}`));
     });
+  });
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `loglane` binary (bin/loglane.js → dist/cli.js) with only `env` and PATH, and `input` on stdin. */
+export function runCli(args: string[], env: Record<string, string>, input?: string | Buffer): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.resolve('bin/loglane.js'), ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
   });
 }

@@ -1,0 +1,112 @@
+/**
+ * The CLI's API commands, run as the real binary against a running server: login, send (a
+ * 10,000-line file, with its progress and summary), search and tail.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createProject, describeEngines, ISSUED_SECRETS, runCli, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+
+describeEngines('loglane CLI against a server', (engine) => {
+  let s: TestServer;
+  let account: Account;
+  let project: { id: string; apiKey: string };
+  let home: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    s = await startServer(engine);
+    account = await signup(s);
+    await setPlan(s, account.id, 'pro');
+    project = await createProject(s, account, 'cli project');
+    home = await mkdtemp(path.join(tmpdir(), 'loglane-cli-'));
+    env = { XDG_CONFIG_HOME: home, NO_COLOR: '1' };
+  });
+  afterAll(async () => {
+    await s?.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('login keeps the tokens in a file only its owner can read; a wrong password says so', async () => {
+    const wrong = await runCli(['login', '--server', s.url, '--email', account.email, '--password-stdin'], env, 'not the password\n');
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/email or password/i);
+    const ok = await runCli(['login', '--server', s.url, '--email', account.email, '--password-stdin'], env, `${account.password}\n`);
+    expect(ok.stderr).toContain(`Signed in to ${new URL(s.url).origin} as ${account.email}`);
+    expect(ok.code).toBe(0);
+    const file = path.join(home, 'loglane', 'credentials.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const creds = JSON.parse(await readFile(file, 'utf8')) as { refreshToken: string; accessToken: string };
+    ISSUED_SECRETS.add(creds.refreshToken).add(creds.accessToken);
+    expect(ok.stdout + ok.stderr).not.toContain(creds.refreshToken);
+  });
+
+  it('send ships a 10,000-line file in batches with a progress bar and a summary; search finds it', async () => {
+    const file = path.join(home, 'app.log');
+    const lines: string[] = [];
+    for (let i = 0; i < 10_000; i++) {
+      lines.push(i % 2 === 0 ? `plain line ${i}` : JSON.stringify({ level: i % 5 === 0 ? 'error' : 'info', message: `json line ${i}`, source: 'worker', metadata: { i } }));
+    }
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const sent = await runCli(['send', file, '--api-key', project.apiKey, '--server', s.url, '--source', 'cli', '--batch', '2000', '--progress'], env);
+    expect(sent.code).toBe(0);
+    expect(sent.stderr).toMatch(/\[#{30}\] 100%/);
+    expect(sent.stderr).toMatch(/Sent 10,000 lines in [\d.]+ s: 10,000 accepted, 0 rejected/);
+    expect(sent.stderr).not.toContain(project.apiKey);
+    const count = await s.request('GET', `/v1/projects/${project.id}`, { token: account.accessToken });
+    expect(count.body.logCount).toBe(10_000);
+
+    const plain = await runCli(['search', 'cli project', '-q', 'plain line 9998', '--json'], env);
+    expect(plain.code).toBe(0);
+    const found = plain.stdout.trim().split('\n').map((l) => JSON.parse(l) as { message: string; source: string; level: string });
+    expect(found).toEqual([expect.objectContaining({ message: 'plain line 9998', source: 'cli', level: 'info' })]);
+
+    const errors = await runCli(['search', project.id, '--level', 'error', '--source', 'worker', '-n', '2500'], env);
+    expect(errors.code).toBe(0);
+    const rows = errors.stdout.trim().split('\n');
+    expect(rows).toHaveLength(1000);
+    expect(rows.every((r) => / ERROR worker json line \d*5 /.test(r))).toBe(true);
+    expect(errors.stderr).toContain('1,000 logs, newest first.');
+
+    // Lines refused by the server are counted, shown, and make the exit status 1.
+    const bad = await runCli(['send', '-', '--api-key', project.apiKey, '--server', s.url, '--no-progress'], env, '{"message": "ok"}\n{"message": "bad level", "level": "loud"}\n');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/Sent 2 lines .*: 1 accepted, 1 rejected/);
+    expect(bad.stderr).toMatch(/line 2: level must be/);
+  });
+
+  it('tail prints a log sent after it started, then stops on SIGINT', async () => {
+    const child = spawn(process.execPath, [path.resolve('bin/loglane.js'), 'tail', 'cli project', '--level', 'warn'], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const waitFor = async (check: () => boolean, what: string) => {
+      for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 100));
+      if (!check()) throw new Error(`timed out waiting for ${what}: ${stderr}`);
+    };
+    await waitFor(() => stderr.includes('Tailing cli project'), 'the tail to connect');
+    const sent = await runCli(['send', '-', '--api-key', project.apiKey, '--server', s.url, '--no-progress'], env, '{"level":"info","message":"not shown"}\n{"level":"warn","message":"disk almost full","source":"node-3"}\n');
+    expect(sent.code).toBe(0);
+    await waitFor(() => stdout.includes('disk almost full'), 'the tailed log');
+    expect(stdout).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z WARN  node-3 disk almost full\n$/);
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+
+  it('commands that need a login say so, and logout forgets the tokens', async () => {
+    const out = await runCli(['logout'], env);
+    expect(out.code).toBe(0);
+    const search = await runCli(['search', 'cli project'], env);
+    expect(search.code).toBe(1);
+    expect(search.stderr).toContain('Not signed in: run `loglane login` first.');
+    const unknown = await runCli(['login', '--server', s.url, '--email', account.email, '--password-stdin'], env, `${account.password}\n`);
+    expect(unknown.code).toBe(0);
+    const missing = await runCli(['tail', 'no such project'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No project "no such project". Yours: cli project');
+  });
+});
