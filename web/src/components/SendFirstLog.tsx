@@ -24,6 +24,14 @@ await fetch('${base}/v1/logs', {
   ]),
 });`,
     },
+    otlp: {
+      label: 'OpenTelemetry',
+      code: `# Any OpenTelemetry SDK or Collector: logs go to ${base}/v1/otlp/v1/logs
+OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=${base}/v1/otlp/v1/logs
+OTEL_EXPORTER_OTLP_HEADERS=x-api-key=${key}
+OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
+# service.name becomes the source, severity the level, attributes the metadata.`,
+    },
     ndjson: {
       label: 'NDJSON file',
       code: `# One JSON log per line; gzip is welcome.
