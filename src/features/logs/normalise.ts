@@ -50,13 +50,16 @@ function parseTimestamp(value: unknown, receivedAt: number): number | string {
 
 /**
  * Checks one log and brings it to its stored form. `msg` and `time` are accepted for `message` and
- * `timestamp` (pino writes those); other top-level fields join `metadata`.
+ * `timestamp` (pino writes those), and `log` for a message when there is none (Docker, Fluent Bit);
+ * other top-level fields join `metadata`.
  */
 export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, message: 'a log must be a JSON object' };
   const log = input as Record<string, unknown>;
 
-  const message = log.message ?? log.msg;
+  // Docker's json-file driver and Fluent Bit put the line in `log`: taken as the message when there is no other.
+  const fromLog = (log.message === undefined || log.message === null) && (log.msg === undefined || log.msg === null) && typeof log.log === 'string';
+  const message = fromLog ? log.log : (log.message ?? log.msg);
   if (message === undefined || message === null) return { ok: false, message: 'message is required' };
   if (typeof message !== 'string') return { ok: false, message: 'message must be a string' };
   if (tooLong(message, MAX_MESSAGE_BYTES)) return { ok: false, message: 'message is longer than 64 KiB' };
@@ -84,15 +87,16 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   }
   let metadata: string | null = null;
   let extra = false;
+  const known = (key: string) => KNOWN.has(key) || (fromLog && key === 'log');
   for (const key in log) {
-    if (!KNOWN.has(key)) {
+    if (!known(key)) {
       extra = true;
       break;
     }
   }
   if (extra) {
     // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
-    const entries = [...Object.entries(log).filter(([k]) => !KNOWN.has(k)), ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
+    const entries = [...Object.entries(log).filter(([k]) => !known(k)), ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
     metadata = JSON.stringify(Object.fromEntries(entries));
   } else if (meta !== undefined && meta !== null) {
     metadata = JSON.stringify(meta);
