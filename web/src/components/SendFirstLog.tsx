@@ -24,6 +24,17 @@ await fetch('${base}/v1/logs', {
   ]),
 });`,
     },
+    pino: {
+      label: 'pino',
+      code: `// npm install pino @loglane/pino
+import pino from 'pino';
+
+const logger = pino(pino.transport({
+  target: '@loglane/pino',
+  options: { url: '${base}', apiKey: process.env.LOGLANE_API_KEY ?? '${key}', source: 'my-service' },
+}));
+logger.info({ port: 3000 }, 'Server started');`,
+    },
     otlp: {
       label: 'OpenTelemetry',
       code: `# Any OpenTelemetry SDK or Collector: logs go to ${base}/v1/otlp/v1/logs
