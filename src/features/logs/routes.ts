@@ -35,6 +35,16 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
   return bearerToken(request);
 }
 
+/** An onRequest hook for ingestion: the API key decides the project (and its owner's plan), before the body is read. */
+function requireApiKey(projects: ProjectsService, whenMissing: string) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const check = await projects.verifyApiKey(apiKeyOf(request));
+    if (!check.ok) throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? whenMissing : 'The API key is not valid.');
+    request.projectId = check.projectId;
+    request.plan = check.plan;
+  };
+}
+
 /** The Idempotency-Key header: up to 255 visible ASCII characters. */
 function idempotencyKey(request: FastifyRequest): string | undefined {
   const value = request.headers['idempotency-key'];
@@ -91,14 +101,7 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
         body: S.IngestBody,
         response: { 202: S.IngestResponse, ...errorResponses(400, 401, 409, 413, 415, 422, 429, 503) },
       },
-      onRequest: async (request) => {
-        const check = await projects.verifyApiKey(apiKeyOf(request));
-        if (!check.ok) {
-          throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? 'Send the project API key in the X-API-Key header (or as Authorization: Bearer <key>).' : 'The API key is not valid.');
-        }
-        request.projectId = check.projectId;
-        request.plan = check.plan;
-      },
+      onRequest: requireApiKey(projects, 'Send the project API key in the X-API-Key header (or as Authorization: Bearer <key>).'),
     }, async (request, reply) => {
       const key = idempotencyKey(request);
       const items = request.body as unknown as BodyItem[];
@@ -219,14 +222,7 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService;
           ...errorResponses(400, 401, 413, 415, 429, 503),
         },
       },
-      onRequest: async (request) => {
-        const check = await projects.verifyApiKey(apiKeyOf(request));
-        if (!check.ok) {
-          throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? 'Send the project API key in the x-api-key header (OTEL_EXPORTER_OTLP_HEADERS=x-api-key=<key>).' : 'The API key is not valid.');
-        }
-        request.projectId = check.projectId;
-        request.plan = check.plan;
-      },
+      onRequest: requireApiKey(projects, 'Send the project API key in the x-api-key header (OTEL_EXPORTER_OTLP_HEADERS=x-api-key=<key>).'),
     }, async (request, reply) => {
       const items = request.body as BodyItem[];
       const protobufRequest = otlp.PROTOBUF_TYPES.includes(String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase());
