@@ -3,6 +3,7 @@
  * http/json and the http/protobuf exporters, and read back through the API.
  */
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import { OTLPLogExporter as JsonExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
@@ -171,4 +172,31 @@ describeEngines('OTLP/HTTP logs', (engine) => {
     const empty = await post({ 'content-type': 'application/json', 'x-api-key': project.apiKey }, '{}');
     expect(empty.status).toBe(200);
   });
+
+  it('no OTLP/JSON body, however malformed at any depth, gets a 5xx', async () => {
+    const project = await createProject(s, account, 'otlp fuzz');
+    const junk = fc.oneof(fc.anything({ maxDepth: 2 }), fc.constant(null), fc.string(), fc.integer(), fc.array(fc.anything({ maxDepth: 1 }), { maxLength: 3 }));
+    const or = <T,>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: good }, { weight: 1, arbitrary: junk });
+    const anyValue = or(fc.oneof(fc.record({ stringValue: fc.string() }), fc.record({ intValue: fc.oneof(fc.string(), fc.integer()) }), fc.record({ kvlistValue: or(fc.record({ values: or(fc.array(junk, { maxLength: 2 })) })) }), fc.record({ arrayValue: or(fc.record({ values: junk })) }), fc.record({ bytesValue: junk })));
+    const kv = or(fc.record({ key: or(fc.string()), value: anyValue }));
+    const record = or(
+      fc.record(
+        { timeUnixNano: or(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String)), severityNumber: junk, severityText: junk, body: anyValue, attributes: or(fc.array(kv, { maxLength: 3 })), traceId: junk, spanId: junk, eventName: junk },
+        { requiredKeys: [] },
+      ),
+    );
+    const request = or(
+      fc.record({
+        resourceLogs: or(fc.array(or(fc.record({ resource: or(fc.record({ attributes: or(fc.array(kv, { maxLength: 2 })) })), scopeLogs: or(fc.array(or(fc.record({ scope: or(fc.record({ name: junk, version: junk, attributes: junk }, { requiredKeys: [] })), logRecords: or(fc.array(record, { maxLength: 4 })) }, { requiredKeys: [] })), { maxLength: 2 })) }, { requiredKeys: [] })), { maxLength: 2 })),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(request, async (body) => {
+        const res = await fetch(`${s.url}/v1/otlp/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': project.apiKey }, body: JSON.stringify(body) ?? 'null' });
+        await res.arrayBuffer();
+        return res.status < 500;
+      }),
+      { numRuns: 150 },
+    );
+  }, 60_000);
 });

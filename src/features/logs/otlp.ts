@@ -108,18 +108,27 @@ export function encodeResponse(protobufRequest: boolean, rejected: number, error
   return partialSuccess ? { partialSuccess: { rejectedLogRecords: String(rejected), errorMessage } } : {};
 }
 
+/** A repeated field: absent is empty; anything but an array is a 400 naming where. */
+function list<T>(value: unknown, where: string): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new AppError('VALIDATION_ERROR', `${where} must be an array.`);
+  return value as T[];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 const HEX = /^[0-9a-f]*$/i;
 
-function idHex(value: string | Uint8Array | number[] | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value === 'string') return value !== '' && HEX.test(value) ? value.toLowerCase() : undefined;
-  const hex = Buffer.from(value).toString('hex');
+function idHex(value: unknown): string | undefined {
+  if (typeof value === 'string') return value !== '' && value.length <= 64 && HEX.test(value) ? value.toLowerCase() : undefined;
+  if (!(value instanceof Uint8Array) && !(Array.isArray(value) && value.every((b) => Number.isInteger(b) && b >= 0 && b < 256))) return undefined;
+  const hex = Buffer.from(value as Uint8Array).toString('hex');
   return /^0*$/.test(hex) ? undefined : hex;
 }
 
 /** An AnyValue as plain JSON: int64 beyond 2^53 stays a string, bytes become base64. */
 export function anyValue(v: OtlpAnyValue | undefined, depth = 0): unknown {
-  if (v === undefined || v === null || depth > 32) return null;
+  if (!isObject(v) || depth > 32) return null;
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.boolValue !== undefined) return v.boolValue;
   if (v.intValue !== undefined) {
@@ -127,25 +136,26 @@ export function anyValue(v: OtlpAnyValue | undefined, depth = 0): unknown {
     return Number.isSafeInteger(n) ? n : String(v.intValue);
   }
   if (v.doubleValue !== undefined) return Number(v.doubleValue);
-  if (v.arrayValue !== undefined) return (v.arrayValue.values ?? []).map((x) => anyValue(x, depth + 1));
-  if (v.kvlistValue !== undefined) return attributes(v.kvlistValue.values, depth + 1);
-  if (v.bytesValue !== undefined) return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue).toString('base64');
+  if (isObject(v.arrayValue)) return list<OtlpAnyValue>(v.arrayValue.values, 'arrayValue.values').map((x) => anyValue(x, depth + 1));
+  if (isObject(v.kvlistValue)) return attributes(v.kvlistValue.values, depth + 1);
+  if (v.bytesValue !== undefined) return typeof v.bytesValue === 'string' ? v.bytesValue : v.bytesValue instanceof Uint8Array ? Buffer.from(v.bytesValue).toString('base64') : null;
   return null;
 }
 
-function attributes(list: OtlpKeyValue[] | undefined, depth = 0): Record<string, unknown> {
+function attributes(kvs: unknown, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const kv of list ?? []) {
-    if (typeof kv?.key !== 'string' || kv.key === '') continue;
+  for (const kv of list<OtlpKeyValue>(kvs, 'attributes')) {
+    if (!isObject(kv) || typeof kv.key !== 'string' || kv.key === '') continue;
     // Plain data even for a key named __proto__.
-    Object.defineProperty(out, kv.key, { value: anyValue(kv.value, depth), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, kv.key, { value: anyValue(kv.value as OtlpAnyValue | undefined, depth), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
 
 /** Nanoseconds since the epoch (a decimal string or number) → milliseconds; undefined for 0 or nonsense. */
-function nanosToMs(value: string | number | undefined): number | undefined {
+function nanosToMs(value: unknown): number | undefined {
   if (value === undefined || value === null || value === '' || value === 0 || value === '0') return undefined;
+  if (typeof value !== 'string' && (typeof value !== 'number' || !Number.isFinite(value))) return undefined;
   try {
     const ns = BigInt(typeof value === 'number' ? Math.trunc(value) : value.trim());
     if (ns <= 0n) return undefined;
@@ -161,10 +171,10 @@ const SEVERITY_ENUM: Record<string, number> = Object.fromEntries(
 );
 
 /** The level of a record: its severityNumber's band, else its severityText, else info. */
-export function otlpLevel(severityNumber: number | string | undefined, severityText: string | undefined): string {
+export function otlpLevel(severityNumber: unknown, severityText: unknown): string {
   const n = typeof severityNumber === 'string' ? (SEVERITY_ENUM[severityNumber] ?? Number(severityNumber)) : severityNumber;
   if (typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 24) return SEVERITY_BANDS[Math.floor((n - 1) / 4)]!;
-  if (severityText) {
+  if (typeof severityText === 'string' && severityText !== '') {
     const byText = parseLevel(severityText) ?? parseLevel(severityText.replace(/\d+$/, ''));
     if (byText !== undefined) return SEVERITY_BANDS[byText]!;
   }
@@ -173,18 +183,23 @@ export function otlpLevel(severityNumber: number | string | undefined, severityT
 
 /** The records of a request as Loglane logs for the ingest path, in order. */
 export function toLogItems(request: OtlpRequest): BodyItem[] {
-  if (request.resourceLogs !== undefined && !Array.isArray(request.resourceLogs)) throw new AppError('VALIDATION_ERROR', 'resourceLogs must be an array.');
   const items: BodyItem[] = [];
-  for (const rl of request.resourceLogs ?? []) {
-    const resource = attributes(rl?.resource?.attributes);
+  for (const rl of list<OtlpRequest['resourceLogs'] & object>(request.resourceLogs, 'resourceLogs') as unknown[]) {
+    if (!isObject(rl)) continue;
+    const resource = attributes(isObject(rl.resource) ? rl.resource.attributes : undefined);
     const serviceName = typeof resource['service.name'] === 'string' ? (resource['service.name'] as string) : undefined;
-    for (const sl of rl?.scopeLogs ?? []) {
-      const scope = sl?.scope?.name || sl?.scope?.version ? { name: sl.scope.name || undefined, version: sl.scope.version || undefined, ...(sl.scope.attributes?.length ? { attributes: attributes(sl.scope.attributes) } : {}) } : undefined;
-      for (const record of sl?.logRecords ?? []) {
+    for (const sl of list<unknown>(rl.scopeLogs, 'scopeLogs')) {
+      if (!isObject(sl)) continue;
+      const s = isObject(sl.scope) ? sl.scope : undefined;
+      const name = typeof s?.name === 'string' && s.name ? s.name : undefined;
+      const version = typeof s?.version === 'string' && s.version ? s.version : undefined;
+      const scopeAttributes = attributes(s?.attributes);
+      const scope = name || version ? { name, version, ...(Object.keys(scopeAttributes).length ? { attributes: scopeAttributes } : {}) } : undefined;
+      for (const record of list<unknown>(sl.logRecords, 'logRecords')) {
         if (items.length === MAX_LOGS_PER_REQUEST) {
           throw new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} log records; split the export into smaller batches.`);
         }
-        items.push(toLogItem(record ?? {}, resource, serviceName, scope));
+        items.push(isObject(record) ? toLogItem(record as OtlpLogRecord, resource, serviceName, scope) : { error: 'a log record must be an object' });
       }
     }
   }
@@ -193,7 +208,8 @@ export function toLogItems(request: OtlpRequest): BodyItem[] {
 
 function toLogItem(r: OtlpLogRecord, resource: Record<string, unknown>, serviceName: string | undefined, scope: object | undefined): BodyItem {
   const body = anyValue(r.body);
-  const message = typeof body === 'string' ? body : body === null ? (r.eventName ?? '') : JSON.stringify(body);
+  const eventName = typeof r.eventName === 'string' ? r.eventName : undefined;
+  const message = typeof body === 'string' ? body : body === null ? (eventName ?? '') : JSON.stringify(body);
   const metadata: Record<string, unknown> = { ...attributes(r.attributes) };
   if (Object.keys(resource).length) metadata.resource = resource;
   if (scope) metadata.scope = scope;
@@ -201,8 +217,8 @@ function toLogItem(r: OtlpLogRecord, resource: Record<string, unknown>, serviceN
   const spanId = idHex(r.spanId);
   if (traceId) metadata.traceId = traceId;
   if (spanId) metadata.spanId = spanId;
-  if (r.severityText) metadata.severityText = r.severityText;
-  if (r.eventName) metadata.eventName = r.eventName;
+  if (typeof r.severityText === 'string' && r.severityText) metadata.severityText = r.severityText;
+  if (eventName) metadata.eventName = eventName;
   if (body !== null && typeof body === 'object') metadata.body = body;
   const timestamp = nanosToMs(r.timeUnixNano) ?? nanosToMs(r.observedTimeUnixNano);
   return {
