@@ -229,7 +229,7 @@ describeEngines('log search and stats', (engine) => {
       expect(res.body.buckets[0]).toEqual({ start: new Date(base).toISOString(), total: 10, levels: { info: 3, error: 2, warn: 2, debug: 2, fatal: 1 } });
       expect(res.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0)).toBe(60);
 
-      for (const filter of ['level=error', 'source=api', 'q=timeout', 'level=info,warn&source=worker']) {
+      for (const filter of ['level=error', 'source=api', 'q=timeout', 'level=info,warn&source=worker', `pattern=${encodeURIComponent('(?i)time(out)?')}`, `pattern=${encodeURIComponent('^[A-Z]')}&level=error`]) {
         const stats = await s.request('GET', `/v1/projects/${p.id}/logs/stats?from=${base}&to=${base + 59 * MIN}&interval=5m&${filter}`, { token: a.accessToken });
         const found = await search(`from=${base}&to=${base + 59 * MIN}&limit=1000&${filter}`);
         const total = stats.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0);
@@ -281,7 +281,7 @@ describeEngines('log search and stats', (engine) => {
       const day = await s.request('GET', `/v1/projects/${p.id}/logs/stats`, { token: a.accessToken });
       expect(day.status).toBe(200);
       expect(day.body.buckets.length).toBeLessThanOrEqual(121);
-      for (const q of ['interval=soon', 'interval=0s', `from=0&to=${base}&interval=1m`, 'pattern=x']) {
+      for (const q of ['interval=soon', 'interval=0s', `from=0&to=${base}&interval=1m`, `pattern=${encodeURIComponent('(unclosed')}`]) {
         const bad = await s.request('GET', `/v1/projects/${p.id}/logs/stats?${q}`, { token: a.accessToken });
         expect(bad.status, q).toBe(400);
         errorOf(bad);

@@ -1815,6 +1815,8 @@ export interface operations {
                 source?: string;
                 /** @description Case-insensitive substring of the message */
                 q?: string;
+                /** @description RE2 regular expression matched anywhere in the message; counted in the app within QUERY_TIME_BUDGET, so keep the range narrow */
+                pattern?: string;
                 /** @description Bucket size such as 1m, 5m, 1h, 1d; chosen from the range when omitted */
                 interval?: string;
             };

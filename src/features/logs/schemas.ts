@@ -59,6 +59,7 @@ export const SearchResponse = Type.Object({ data: Type.Array(Log), nextCursor: T
 
 export const StatsQuery = Type.Object({
   ...filterFields,
+  pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message; counted in the app within QUERY_TIME_BUDGET, so keep the range narrow' })),
   interval: Type.Optional(Type.String({ maxLength: 10, description: 'Bucket size such as 1m, 5m, 1h, 1d; chosen from the range when omitted' })),
 });
 

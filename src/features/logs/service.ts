@@ -181,7 +181,6 @@ export function createLogsService(deps: { database: Database; config: Config; no
 
     async stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined): Promise<StatsResult> {
       await projects.assertOwned(userId, projectId);
-      if (filter.pattern) throw validationError('querystring:/pattern', 'is not supported by stats; use q');
       const to = filter.to ?? now();
       const from = filter.from ?? to - 86_400_000;
       const span = Math.max(1, to - from);
@@ -195,7 +194,9 @@ export function createLogsService(deps: { database: Database; config: Config; no
         ms = parseDuration(STATS_INTERVALS.find((i) => span / parseDuration(i)! <= 120) ?? '1d')!;
         while (span / ms > MAX_BUCKETS) ms *= 2;
       }
-      const counts = await withBudget((ex) => repo.countByBucket(ex, projectId, { ...filter, from, to }, ms));
+      const counts = filter.pattern
+        ? await countMatching(projectId, { ...filter, from, to }, ms)
+        : await withBudget((ex) => repo.countByBucket(ex, projectId, { ...filter, from, to }, ms));
       const byStart = new Map<number, StatsResult['buckets'][number]>();
       const first = from - (from % ms);
       for (let start = first; start <= to; start += ms) byStart.set(start, { start: new Date(start).toISOString(), total: 0, levels: {} });
@@ -278,6 +279,36 @@ export function createLogsService(deps: { database: Database; config: Config; no
     },
   };
 
+
+  /**
+   * Stats with a pattern: the rows the other filters (and the pattern's required literal) select
+   * are read in rounds and matched with RE2 in the app, like search, and counted per bucket and
+   * level. Past the time budget the request is refused (narrow the range) rather than answered
+   * with partial counts.
+   */
+  async function countMatching(projectId: string, filter: LogFilter, ms: number): Promise<{ bucket: number; level: number; n: number }[]> {
+    const pattern = filter.pattern!;
+    const deadline = Date.now() + config.queryBudgetMs;
+    const tally = new Map<string, { bucket: number; level: number; n: number }>();
+    let position: { ts: number; seq: number } | undefined;
+    for (;;) {
+      const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(pattern.literal) }, position, PATTERN_CHUNK));
+      for (const row of rows) {
+        position = { ts: row.ts, seq: row.seq };
+        if (!pattern.test(row.message)) continue;
+        const bucket = row.ts - (((row.ts % ms) + ms) % ms);
+        const key = `${bucket}:${row.level}`;
+        const t = tally.get(key);
+        if (t) t.n++;
+        else tally.set(key, { bucket, level: row.level, n: 1 });
+      }
+      if (rows.length < PATTERN_CHUNK) return [...tally.values()];
+      if (Date.now() > deadline) {
+        throw new AppError('VALIDATION_ERROR', `Counting by pattern did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+  }
   /**
    * Runs a read with the query time budget. On PostgreSQL the read pool's statement_timeout cancels
    * a statement that outlives it, which is the client's 400. SQLite has no such switch; there the

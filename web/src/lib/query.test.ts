@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseInterval, statsIgnoresSearch, DEFAULT_QUERY, fromUrlParams, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
+import { chooseInterval, DEFAULT_QUERY, fromUrlParams, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
 
 const now = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -45,13 +45,11 @@ describe('console query building', () => {
     expect(p.from).toBe('2026-11-22T11:00:00.000Z');
   });
 
-  it('leaves the regular expression out of the histogram, and says so', () => {
+  it('counts the histogram with the same filters as the list, regular expression included', () => {
     const q: LogQuery = { ...DEFAULT_QUERY, levels: ['error'], search: 'a+b', regex: true };
     const p = params(statsPath('proj_1', q, now));
-    expect(p.pattern).toBeUndefined();
+    expect(p.pattern).toBe('a+b');
     expect(p.level).toBe('error');
-    expect(statsIgnoresSearch(q)).toBe(true);
-    expect(statsIgnoresSearch({ ...q, regex: false })).toBe(false);
   });
 
   it('tails with the same filters and no time bounds', () => {

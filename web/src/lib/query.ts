@@ -80,16 +80,8 @@ export function chooseInterval(spanMs: number, maxBars = 90): { id: string; ms: 
   return INTERVALS[INTERVALS.length - 1]!;
 }
 
-/** Whether the histogram shows the same logs as the list (stats take no regular expression). */
-export function statsIgnoresSearch(query: LogQuery): boolean {
-  return query.regex && query.search !== '';
-}
-
 export function statsPath(projectId: string, query: LogQuery, now: number, maxBars = 90): string {
   const p = filterParams(query);
-  // Counting by regular expression would scan every message in the range; the chart counts the
-  // other filters and says so.
-  p.delete('pattern');
   const { from, to } = resolveRange(query.range, now);
   const interval = chooseInterval(to - from, maxBars);
   // Buckets line up with the interval, so the first and last bars are whole.

@@ -8,7 +8,6 @@ import {
   PRESETS,
   resolveRange,
   searchPath,
-  statsIgnoresSearch,
   statsPath,
   tailAccepts,
   tailPath,
@@ -196,10 +195,7 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
         {statsError !== undefined ? (
           <ErrorNote error={statsError} />
         ) : stats ? (
-          <>
-            <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
-            {statsIgnoresSearch(query) && <p className="muted small chart-note">The chart counts logs without the regular expression; the list below applies it.</p>}
-          </>
+          <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
         ) : (
           <Spinner label="Counting logs…" />
         )}
