@@ -229,6 +229,7 @@ export async function send(file: string | undefined, o: { server?: string; apiKe
   }
 
   const total = file && file !== '-' ? statSync(file).size : undefined;
+  if (total === undefined && process.stdin.isTTY) console.error('Reading lines from standard input; end with Ctrl-D.');
   const input = file && file !== '-' ? createReadStream(file) : process.stdin;
   const showProgress = o.progress ?? process.stderr.isTTY === true;
   const started = Date.now();
