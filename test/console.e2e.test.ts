@@ -122,7 +122,8 @@ maybe('console journey in chromium', (engine) => {
     for (const w of WIDTHS) {
       await page.setViewportSize({ width: w.width, height: w.height });
       await page.waitForTimeout(150);
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: false });
+      // The phone screenshots take the whole page, so what is below the fold is seen too.
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: w.name === 'mobile' });
     }
     await page.setViewportSize({ width: 1280, height: 860 });
   }

@@ -3,7 +3,6 @@ import { LEVELS, type Level } from '../lib/query.ts';
 import { formatCount } from '../lib/format.ts';
 import type { Stats } from '../lib/types.ts';
 
-const HEIGHT = 140;
 const AXIS = 20;
 const LEFT = 44;
 
@@ -27,6 +26,8 @@ function tickLabel(ms: number, spanMs: number): string {
  */
 export function Histogram({ stats, width, onSelect }: { stats: Stats; width: number; onSelect?: (from: number, to: number) => void }) {
   const [hover, setHover] = useState<number | null>(null);
+  // Shorter on a phone, where the list below matters more.
+  const HEIGHT = width < 520 ? 90 : 140;
   const buckets = stats.buckets;
   const intervalMs = buckets.length > 1 ? Date.parse(buckets[1]!.start) - Date.parse(buckets[0]!.start) : 60_000;
   const max = niceCeiling(Math.max(0, ...buckets.map((b) => b.total)));
