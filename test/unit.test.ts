@@ -195,6 +195,10 @@ describe('pattern prefilter', () => {
     expect(requiredLiteral('job sync .* failed on attempt [3-5]/5')).toEqual({ literal: ' failed on attempt ', exact: false });
     expect(requiredLiteral('amount [1-9]\\d{2}\\.00 EUR')).toEqual({ literal: 'amount ', exact: false });
     expect(requiredLiteral('\\.00 EUR')).toEqual({ literal: '.00 EUR', exact: false });
+    // A brace that does not start {n}, {n,} or {n,m} is a literal to RE2, and must not hide what follows.
+    expect(requiredLiteral('{|}aa')).toBeNull();
+    expect(requiredLiteral('a{b}c')).toEqual({ literal: 'a{b}c', exact: true });
+    expect(requiredLiteral('took{2,}ms done')).toEqual({ literal: 'ms done', exact: false });
     expect(requiredLiteral('timeouts?')).toEqual({ literal: 'timeout', exact: false });
     expect(requiredLiteral('ab+cde')).toEqual({ literal: 'cde', exact: false });
     expect(requiredLiteral('colou?r')).toEqual({ literal: 'colo', exact: false });

@@ -50,16 +50,14 @@ export function requiredLiteral(pattern: string): { literal: string; exact: bool
       if (i < 0) return null;
       continue;
     }
-    if (c === '*' || c === '?' || c === '{') {
+    // `{` starts a repetition only as {n}, {n,} or {n,m}; anywhere else RE2 reads it as a literal brace.
+    const repeat = c === '{' ? /^\{\d+(,\d*)?\}/.exec(pattern.slice(i)) : null;
+    if (c === '*' || c === '?' || repeat) {
       // The element before may occur zero times: it leaves the run (a quantified group or class already did).
       plain = false;
       run = run.slice(0, /[\uDC00-\uDFFF]$/.test(run) ? -2 : -1);
       end();
-      if (c === '{') {
-        const close = pattern.indexOf('}', i);
-        if (close < 0) return null;
-        i = close;
-      }
+      if (repeat) i += repeat[0].length - 1;
       continue;
     }
     if (c === '+') {
