@@ -199,6 +199,12 @@ describe('pattern prefilter', () => {
     expect(requiredLiteral('{|}aa')).toBeNull();
     expect(requiredLiteral('a{b}c')).toEqual({ literal: 'a{b}c', exact: true });
     expect(requiredLiteral('took{2,}ms done')).toEqual({ literal: 'ms done', exact: false });
+    // Character codes and Unicode classes take arguments that are not literal text.
+    expect(requiredLiteral('\\x41BC')).toEqual({ literal: 'BC', exact: false });
+    expect(requiredLiteral('\\x{263a}ok')).toEqual({ literal: 'ok', exact: false });
+    expect(requiredLiteral('\\p{Greek}+ word')).toEqual({ literal: ' word', exact: false });
+    expect(requiredLiteral('\\pLxyz')).toEqual({ literal: 'xyz', exact: false });
+    expect(requiredLiteral('\\101bc')).toEqual({ literal: 'bc', exact: false });
     expect(requiredLiteral('timeouts?')).toEqual({ literal: 'timeout', exact: false });
     expect(requiredLiteral('ab+cde')).toEqual({ literal: 'cde', exact: false });
     expect(requiredLiteral('colou?r')).toEqual({ literal: 'colo', exact: false });
@@ -206,9 +212,9 @@ describe('pattern prefilter', () => {
     for (const none of ['a|bc', 'abc|d', '(?i)timeout', '(?:ab)cd|e', '\\Qa.b\\E', '\\b(404|429)\\b', 'a.b', '[abc]d']) expect(requiredLiteral(none), none).toBeNull();
   });
   it('answers exactly as RE2 does', () => {
-    const alphabet = ['a', 'b', 'c', ' ', '.', '\\', '|', '(', ')', '[', ']', '^', '$', '*', '+', '?', '{', '}', '1', '2', ',', 'd', ':', '-', '😀'];
+    const alphabet = ['a', 'b', 'c', ' ', '.', '\\', '|', '(', ')', '[', ']', '^', '$', '*', '+', '?', '{', '}', '1', '2', ',', 'd', ':', '-', '😀', 'x', 'p', 'L', '4', '6', '\\x61', '\\141', '\\pL'];
     const patterns = fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 10 }).map((cs) => cs.join(''));
-    const texts = fc.array(fc.constantFrom('a', 'b', 'c', ' ', '.', '1', '2', 'd', '😀', '{', '}', '|'), { maxLength: 16 }).map((cs) => cs.join(''));
+    const texts = fc.array(fc.constantFrom('a', 'b', 'c', ' ', '.', '1', '2', 'd', '😀', '{', '}', '|', 'x', 'p', 'L', '4', '6'), { maxLength: 16 }).map((cs) => cs.join(''));
     let compared = 0;
     fc.assert(
       fc.property(patterns, fc.array(texts, { minLength: 1, maxLength: 10 }), (pattern, inputs) => {

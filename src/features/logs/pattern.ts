@@ -75,9 +75,16 @@ export function requiredLiteral(pattern: string): { literal: string; exact: bool
       const n = pattern[i + 1];
       i++;
       plain = false;
-      // An escaped punctuation character stands for itself; letters and digits are classes or assertions.
-      if (n !== undefined && /[^0-9A-Za-z]/.test(n)) run += n;
-      else end();
+      // An escaped punctuation character stands for itself; letters and digits are classes,
+      // assertions or character codes, and the codes' arguments are skipped too: \x41, \x{263a},
+      // \pL, \p{Greek}, \123.
+      if (n !== undefined && /[^0-9A-Za-z]/.test(n)) {
+        run += n;
+        continue;
+      }
+      end();
+      const arg = n === 'x' ? /^(\{[0-9A-Fa-f]*\}|[0-9A-Fa-f]{0,2})/.exec(pattern.slice(i + 1)) : n === 'p' || n === 'P' ? /^(\{[^}]*\}|.)/.exec(pattern.slice(i + 1)) : n !== undefined && /[0-7]/.test(n) ? /^[0-7]{0,2}/.exec(pattern.slice(i + 1)) : null;
+      if (arg) i += arg[0].length;
       continue;
     }
     run += c;
