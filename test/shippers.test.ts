@@ -231,6 +231,19 @@ describeEngines('log shippers', (engine) => {
     expect(Date.parse(log.timestamp)).toBeLessThanOrEqual(after + 1000);
   });
 
+  it('Fluent Bit json_date_format double or epoch: a timestamp in seconds is read as seconds', async () => {
+    const project = await createProject(s, account, 'fluent seconds');
+    const when = Date.parse('2026-11-22T10:24:00.250Z');
+    const body = [JSON.stringify({ timestamp: when / 1000, log: 'double' }), JSON.stringify({ timestamp: Math.floor(when / 1000), log: 'epoch' })].join('\n');
+    const res = await post(project.apiKey, 'application/x-ndjson', body);
+    expect(res.status).toBe(202);
+    const logs = await stored(project.id);
+    expect(logs.map((l: { message: string; timestamp: string }) => [l.message, l.timestamp])).toEqual([
+      ['epoch', '2026-11-22T10:24:00.000Z'],
+      ['double', '2026-11-22T10:24:00.250Z'],
+    ]);
+  });
+
   it('Fluent Bit formats the doc rules out: json_stream is a 400 and msgpack a 415, and nothing is stored', async () => {
     const project = await createProject(s, account, 'fluent formats');
     const records = fluentRecipeRecords();
@@ -288,7 +301,7 @@ describeEngines('log shippers', (engine) => {
     expect(await logCount(project.id)).toBe(503);
   });
 
-  it.skipIf(!HAVE_CURL)('the curl recipes run by curl exactly as docs/integrations.md writes them, each printing the answer the doc shows', async () => {
+  it.skipIf(!HAVE_CURL)('the curl recipes run by curl exactly as docs/integrations.md writes them, each printing the answer the doc shows (skipped only where curl or gzip is not installed)', async () => {
     const project = await createProject(s, account, 'curl doc');
     const steps = curlRecipe();
     expect(steps.map((st) => st.command.split(' ')[0])).toEqual(['curl', 'curl', 'gzip', 'curl']);

@@ -4,6 +4,8 @@ import { parseLevel } from './levels.js';
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 export const MAX_METADATA_BYTES = 64 * 1024;
 export const MAX_SOURCE_CHARS = 200;
+/** A numeric timestamp below this is in seconds, not milliseconds (10^11 ms is March 1973). */
+const EPOCH_SECONDS_BELOW = 1e11;
 /** Timestamps further ahead than this are refused: a clock that far off would sort above everything. */
 export const MAX_FUTURE_MS = 24 * 3_600_000;
 
@@ -36,7 +38,9 @@ function parseTimestamp(value: unknown, receivedAt: number): number | string {
   let ms: number;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return 'timestamp must be an ISO 8601 string or epoch milliseconds';
-    ms = Math.trunc(value);
+    // Below 10^11 a number is epoch seconds (as Fluent Bit's `double` and `epoch` formats and many
+    // loggers write): read as milliseconds it would be a moment in 1970–73 that nobody logs.
+    ms = Math.abs(value) < EPOCH_SECONDS_BELOW ? Math.trunc(value * 1000) : Math.trunc(value);
   } else if (typeof value === 'string' && ISO_DATE.test(value.trim())) {
     ms = Date.parse(value.trim());
     if (Number.isNaN(ms)) return 'timestamp is not a valid date';
