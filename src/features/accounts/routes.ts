@@ -5,7 +5,6 @@ import { AppError } from '../../errors.js';
 import { bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { clearRefreshCookie, refreshTokenFromCookie, setRefreshCookie, wantsCookie } from '../../http/cookies.js';
-import { validationError } from '../../errors.js';
 import type { AccountsService } from './service.js';
 import * as S from './schemas.js';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
@@ -31,7 +30,10 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
     if (body?.refreshToken !== undefined) return { token: body.refreshToken, fromCookie: false };
     const cookie = refreshTokenFromCookie(req);
     if (cookie) return { token: cookie, fromCookie: true };
-    throw validationError('/refreshToken', "must have required property 'refreshToken'");
+    // Word for word what the body schema answered before the cookie existed.
+    throw new AppError('VALIDATION_ERROR', "The request body is not valid: refreshToken must have required property 'refreshToken'.", {
+      details: [{ path: '/refreshToken', message: "must have required property 'refreshToken'" }],
+    });
   }
 
   return async function (app: FastifyInstance) {
@@ -61,37 +63,52 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
       },
     }, async (req, reply) => issue(req, reply, await accounts.login(req.body, req.ip), wantsCookie(req)));
 
-    r.post('/auth/refresh', {
-      schema: {
-        operationId: 'refresh', tags, summary: 'Trade a refresh token for a new token pair',
-        description: 'Refresh tokens are single-use. Presenting one that was already used revokes every token of that login (reuse detection, RFC 9700 §4.14.2); concurrent refreshes with one token count as reuse. The token comes from the body or, when the body has none, from the `loglane_refresh` cookie; a token from the cookie is replaced in the cookie, and a refused one clears it.' + COOKIE_NOTE,
-        headers: S.TransportHeaders,
-        body: S.RefreshBody,
-        response: { 200: S.TokenPairResponse, ...errorResponses(400, 401, 413, 415) },
-      },
-    }, async (req, reply) => {
-      const { token, fromCookie } = presented(req, req.body);
-      try {
-        return issue(req, reply, await accounts.refresh(token), fromCookie || wantsCookie(req));
-      } catch (err) {
-        if (fromCookie) clearRefreshCookie(req, reply);
-        throw err;
-      }
-    });
+    // Refresh and logout take their token from the cookie when the body has none, so a console can
+    // send `{}`, or no body at all (even with Content-Type: application/json), and both mean "{}".
+    await r.register(async (sub) => {
+      const t = sub.withTypeProvider<TypeBoxTypeProvider>();
+      const parseJson = sub.getDefaultJsonParser('error', 'error');
+      sub.removeContentTypeParser('application/json');
+      sub.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+        if (body.length === 0) return done(null, undefined);
+        parseJson(req, body.toString(), done);
+      });
+      t.addHook('preValidation', async (req) => {
+        if (req.body === undefined) req.body = {};
+      });
 
-    r.post('/auth/logout', {
-      preHandler: requireUser,
-      schema: {
-        operationId: 'logout', tags, summary: 'Sign out', security: bearerSecurity,
-        description: 'Revokes the login the refresh token belongs to. Answers 204 whether or not it was still valid, and never touches another user\'s tokens. Access tokens already issued stay valid until they expire (ACCESS_TOKEN_EXPIRY). The token comes from the body or, when the body has none, from the `loglane_refresh` cookie, which the answer clears.',
-        body: S.RefreshBody,
-        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(400, 401, 413, 415) },
-      },
-    }, async (req, reply) => {
-      const { token } = presented(req, req.body);
-      await accounts.logout(req.userId, token);
-      clearRefreshCookie(req, reply);
-      return reply.status(204).send(null);
+      t.post('/auth/refresh', {
+        schema: {
+          operationId: 'refresh', tags, summary: 'Trade a refresh token for a new token pair',
+          description: 'Refresh tokens are single-use. Presenting one that was already used revokes every token of that login (reuse detection, RFC 9700 §4.14.2); concurrent refreshes with one token count as reuse. The token comes from the body or, when the body has none, from the `loglane_refresh` cookie; a token from the cookie is replaced in the cookie, and a refused one clears it.' + COOKIE_NOTE,
+          headers: S.TransportHeaders,
+          body: S.RefreshBody,
+          response: { 200: S.TokenPairResponse, ...errorResponses(400, 401, 413, 415) },
+        },
+      }, async (req, reply) => {
+        const { token, fromCookie } = presented(req, req.body);
+        try {
+          return issue(req, reply, await accounts.refresh(token), fromCookie || wantsCookie(req));
+        } catch (err) {
+          if (fromCookie) clearRefreshCookie(req, reply);
+          throw err;
+        }
+      });
+
+      t.post('/auth/logout', {
+        preHandler: requireUser,
+        schema: {
+          operationId: 'logout', tags, summary: 'Sign out', security: bearerSecurity,
+          description: 'Revokes the login the refresh token belongs to. Answers 204 whether or not it was still valid, and never touches another user\'s tokens. Access tokens already issued stay valid until they expire (ACCESS_TOKEN_EXPIRY). The token comes from the body or, when the body has none, from the `loglane_refresh` cookie, which the answer clears.',
+          body: S.RefreshBody,
+          response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(400, 401, 413, 415) },
+        },
+      }, async (req, reply) => {
+        const { token } = presented(req, req.body);
+        await accounts.logout(req.userId, token);
+        clearRefreshCookie(req, reply);
+        return reply.status(204).send(null);
+      });
     });
 
     r.get('/auth/me', {
