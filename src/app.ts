@@ -65,6 +65,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { strict: false } },
   });
 
+  if (config.refreshTokenTtlMs < config.accessTokenTtlMs) {
+    logger.warn(
+      { refreshTokenTtlMs: config.refreshTokenTtlMs, accessTokenTtlMs: config.accessTokenTtlMs },
+      'REFRESH_TOKEN_EXPIRY is shorter than ACCESS_TOKEN_EXPIRY: a session ends before its first access token expires, and clients cannot refresh',
+    );
+  }
   const services = createServices({ config, database, secretKey: deps.secretKey, clock, log: logger });
   installValidators(app);
   installErrorHandling(app);

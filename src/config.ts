@@ -28,8 +28,14 @@ export interface Config {
   readonly ingestQueueLimit: number;
   /** The most logs one ingest transaction takes (group commit). */
   readonly ingestCommitMaxLogs: number;
+  /** Bytes of logs (message, source, metadata) that may wait for a commit, all projects together. */
+  readonly ingestQueueMaxBytes: number;
+  /** The most bytes of logs one ingest transaction takes (group commit); a lone larger request still goes alone. */
+  readonly ingestCommitMaxBytes: number;
   readonly queryBudgetMs: number;
   readonly maxTailsPerUser: number;
+  /** Live tails open at once on this node, all users together. */
+  readonly maxTails: number;
   readonly tailHeartbeatMs: number;
   /** Logs per second per project, per plan (0: no limit). */
   readonly ingestRates: Readonly<Record<PlanName, number>>;
@@ -178,7 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(value('DATA_DIR') ?? './data'),
     secretKey,
     accessTokenTtlMs: duration('ACCESS_TOKEN_EXPIRY', '15m', 1_000, 86_400_000),
-    refreshTokenTtlMs: duration('REFRESH_TOKEN_EXPIRY', '7d', 60_000, 365 * 86_400_000),
+    refreshTokenTtlMs: duration('REFRESH_TOKEN_EXPIRY', '7d', 1_000, 365 * 86_400_000),
     loginMaxAttempts: integer('LOGIN_MAX_ATTEMPTS', 10, 1, 1_000_000),
     loginMaxAttemptsPerIp: integer('LOGIN_MAX_ATTEMPTS_PER_IP', 100, 1, 1_000_000),
     loginWindowMs: duration('LOGIN_WINDOW', '15m', 1_000, 7 * 86_400_000),
@@ -188,8 +194,11 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: duration('SHUTDOWN_TIMEOUT', '25s', 1_000, 3_600_000),
     ingestQueueLimit: integer('INGEST_QUEUE_LIMIT', 200_000, 10_000, 10_000_000),
     ingestCommitMaxLogs: integer('INGEST_COMMIT_MAX_LOGS', 20_000, 1_000, 1_000_000),
+    ingestQueueMaxBytes: integer('INGEST_QUEUE_MAX_BYTES', 256 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
+    ingestCommitMaxBytes: integer('INGEST_COMMIT_MAX_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 100, 600_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
+    maxTails: integer('MAX_TAILS', 1_000, 1, 1_000_000),
     tailHeartbeatMs: duration('TAIL_HEARTBEAT', '15s', 1_000, 3_600_000),
     ingestRates: Object.fromEntries(PLAN_NAMES.map((p) => [p, integer(`INGEST_RATE_${p.toUpperCase()}`, DEFAULT_INGEST_RATES[p], 0, 100_000_000)])) as Record<PlanName, number>,
     retentionDays: {
