@@ -356,8 +356,10 @@ async function loadSqlite(file: string, o: LoadOptions): Promise<LoadResult> {
     // The load only: a crash mid-load loses the bench database, not anyone's logs.
     conn.pragma('synchronous = OFF');
     conn.pragma('cache_size = -262144');
-    // seq is the rowid there: global, so it continues after whatever the file already holds.
-    const firstSeq = Number((conn.prepare('select coalesce(max(seq), 0) as s from logs').get() as { s: number }).s) + 1;
+    // seq numbers a project's logs (migration 0008, as on PostgreSQL): it continues from the project's last_seq.
+    const found = conn.prepare('select last_seq from projects where id = ?').get(o.projectId) as { last_seq: number } | undefined;
+    if (!found) throw new Error(`no project ${o.projectId} in ${file}`);
+    const firstSeq = Number(found.last_seq) + 1;
     const values = (n: number) => Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
     const many = conn.prepare(`insert into logs (${INSERT_COLUMNS}) values ${values(SQLITE_ROWS_PER_INSERT)}`);
     const one = conn.prepare(`insert into logs (${INSERT_COLUMNS}) values ${values(1)}`);

@@ -50,6 +50,7 @@ export interface ProjectsTable {
 
 export interface LogsTable {
   project_id: string;
+  /** The log's number in its project, 1, 2, 3… in commit order (both engines, since migration 0008). */
   seq: number;
   ts: number;
   received_at: number;

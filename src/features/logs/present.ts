@@ -15,7 +15,8 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /**
  * A log's id: `log_` and its seq in 13 characters of Crockford base32, so ids sort in the order the
- * project's logs were committed.
+ * project's logs were committed. The seq numbers the project's own logs (1 for its first, on both
+ * engines), so an id says nothing about other projects' traffic.
  */
 export function logId(seq: number): string {
   let out = '';
@@ -74,7 +75,7 @@ export function logJson(row: { seq: number; ts: number; received_at: number; lev
 /** A stored log that may carry its SSE frame, so a batch is serialised once however many tails take it. */
 type Framed = { seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null; sseFrame?: string };
 
-/** A log as one Server-Sent Event of the live tail: `id` is its seq, for Last-Event-ID. */
+/** A log as one Server-Sent Event of the live tail: `id` is its seq in the project, for Last-Event-ID. */
 export function sseFrame(row: Framed): string {
   return (row.sseFrame ??= `id: ${row.seq}\nevent: log\ndata: ${logJson(row)}\n\n`);
 }

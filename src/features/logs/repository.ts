@@ -53,7 +53,9 @@ const PAGE_WINDOWS_MS = [3_600_000, 86_400_000, 7 * 86_400_000];
  */
 export async function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number): Promise<LogRowStored[]> {
   let q = applyFilter(db, db.selectFrom('logs').select(COLUMNS), projectId, filter);
-  if (before) q = q.where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
+  // `ts <= before.ts` repeats what the `or` implies, as a bound the index range can use: without
+  // it SQLite walks the project's index from its newest log down to the cursor on every page.
+  if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
   q = q.orderBy('ts', 'desc').orderBy('seq', 'desc').limit(limit);
   if (isPostgres(db)) {
     const top = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY, Date.now());

@@ -105,7 +105,6 @@ function sqliteWriterThread(require: NodeRequire) {
   const db = new Sqlite(workerData.file);
   for (const pragma of workerData.pragmas as string[]) db.pragma(pragma);
   const current = db.prepare('select last_seq from projects where id = ?');
-  const newest = db.prepare('select coalesce(max(seq), 0) as seq from logs');
   const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = ? where id = ?');
   const idempotent = db.prepare("update idempotency_keys set state = 'done', response = ? where project_id = ? and key = ?");
   const addMinute = db.prepare('insert into log_counts (project_id, minute, level, n) values (?, ?, ?, ?) on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n');
@@ -126,8 +125,9 @@ function sqliteWriterThread(require: NodeRequire) {
       const n = b.ts.length;
       const project = current.get(b.projectId) as { last_seq: number } | undefined;
       if (!project) return null;
-      // This thread is the only writer of logs, so the next rowids are free and in commit order.
-      const first = (newest.get() as { seq: number }).seq + 1;
+      // seq numbers the project's logs (migration 0008), as on PostgreSQL: this thread is the only
+      // writer of logs, so the seqs after the project's last are free and follow commit order.
+      const first = project.last_seq + 1;
       for (let start = 0; start < n; start += ROWS_PER_INSERT) {
         const end = Math.min(n, start + ROWS_PER_INSERT);
         const params: unknown[] = new Array((end - start) * 8);
