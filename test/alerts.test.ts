@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { RULE_CACHE_MS } from '../src/features/alerts/service.js';
 import { newId } from '../src/ids.js';
+import { createAlertMarker } from './alert-marker.js';
 import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
 import { authAndTenancySuite } from './tenancy.js';
@@ -52,6 +55,18 @@ describeEngines('alert rules', (engine) => {
     return res.body;
   };
   const history = async (account: Account, id: string) => (await s.request('GET', `/v1/alerts/${id}/history`, { token: account.accessToken })).body.data as any[];
+  /** Resolves once no delivery of any firing in the project is pending (every notification is sent, skipped or failed). */
+  const deliveriesSettled = (server: TestServer, projectId: string) =>
+    until(async () => {
+      const pending = await server.database.db
+        .selectFrom('alert_deliveries')
+        .innerJoin('alert_history', 'alert_history.id', 'alert_deliveries.history_id')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('alert_history.project_id', '=', projectId)
+        .where('alert_deliveries.status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      return Number(pending.n) === 0 ? true : undefined;
+    }, 8000);
   /** The history once every delivery of its newest entry is settled. */
   const settled = (account: Account, id: string, entries = 1) =>
     until(async () => {
@@ -177,6 +192,7 @@ describeEngines('alert rules', (engine) => {
   describe('firing', () => {
     it('fires on the threshold-th matching log, not before; other levels, sources and messages do not count', async () => {
       const p = await createProject(s, a);
+      const marker = await createAlertMarker(s, a.accessToken, p.id);
       const r = await create(a, rule(p.id, { condition: { level: 'error', threshold: 3, window: '5m', source: 'api', pattern: 'timeout' } }));
       await ingest(s, p.apiKey, [
         { message: 'db timeout', level: 'error', source: 'api' },
@@ -186,7 +202,8 @@ describeEngines('alert rules', (engine) => {
         { message: 'db timeout', level: 'error', source: 'api', timestamp: Date.now() - 10 * 60_000 },
         { message: 'db timeout', level: 'error', source: 'api' },
       ]);
-      await new Promise((r2) => setTimeout(r2, 400));
+      // Two of those count: once the batch is evaluated (the marker fired after it), nothing has fired.
+      await marker.passThrough(s, p.apiKey, a.accessToken);
       expect(await history(a, r.id)).toEqual([]);
       const before = smtp.mails.length;
       const t0 = Date.now();
@@ -209,11 +226,12 @@ describeEngines('alert rules', (engine) => {
 
     it('the cooldown suppresses firing, then allows it', async () => {
       const p = await createProject(s, a);
+      const marker = await createAlertMarker(s, a.accessToken, p.id);
       const r = await create(a, rule(p.id, { condition: { level: 'error', threshold: 1, window: '5m' }, cooldown: '10m' }));
       await ingest(s, p.apiKey, { message: 'one', level: 'error' });
       await settled(a, r.id, 1);
       await ingest(s, p.apiKey, { message: 'two', level: 'error' });
-      await new Promise((r2) => setTimeout(r2, 500));
+      await marker.passThrough(s, p.apiKey, a.accessToken);
       expect(await history(a, r.id)).toHaveLength(1);
       s.clock.advance(10 * 60_000 + 1000);
       const fresh = await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: a.password } });
@@ -226,18 +244,26 @@ describeEngines('alert rules', (engine) => {
 
     it('disabled and deleted rules stay silent; an edit applies to the next batch', async () => {
       const p = await createProject(s, a);
-      const disabled = await create(a, rule(p.id, { name: 'disabled', condition: { level: 'fatal', threshold: 1, window: '5m' } }));
-      await s.request('PUT', `/v1/alerts/${disabled.id}`, { token: a.accessToken, body: { enabled: false } });
-      const deleted = await create(a, rule(p.id, { name: 'deleted', condition: { level: 'fatal', threshold: 1, window: '5m' } }));
-      await s.request('DELETE', `/v1/alerts/${deleted.id}`, { token: a.accessToken });
-      const edited = await create(a, rule(p.id, { name: 'edited', condition: { level: 'warn', threshold: 1, window: '5m' } }));
+      const marker = await createAlertMarker(s, a.accessToken, p.id);
+      const tag = randomBytes(4).toString('hex');
+      const disabled = await create(a, rule(p.id, { name: `disabled ${tag}`, condition: { level: 'fatal', threshold: 1, window: '5m' } }));
+      expect((await s.request('PUT', `/v1/alerts/${disabled.id}`, { token: a.accessToken, body: { enabled: false } })).status).toBe(200);
+      const deleted = await create(a, rule(p.id, { name: `deleted ${tag}`, condition: { level: 'fatal', threshold: 1, window: '5m' } }));
+      expect((await s.request('DELETE', `/v1/alerts/${deleted.id}`, { token: a.accessToken })).status).toBe(204);
+      const edited = await create(a, rule(p.id, { name: `edited ${tag}`, condition: { level: 'warn', threshold: 1, window: '5m' } }));
       await s.request('PUT', `/v1/alerts/${edited.id}`, { token: a.accessToken, body: { condition: { level: 'fatal', threshold: 1, window: '5m' } } });
       await ingest(s, p.apiKey, [{ message: 'boom', level: 'fatal' }, { message: 'meh', level: 'warn' }]);
-      const h = await settled(a, edited.id, 1);
+      // Once the batch is evaluated and every notification it caused has gone out, only the edited rule has spoken.
+      await marker.passThrough(s, p.apiKey, a.accessToken);
+      await deliveriesSettled(s, p.id);
+      const h = await history(a, edited.id);
+      expect(h).toHaveLength(1);
       expect(h[0].sample.map((l: { level: string }) => l.level)).toEqual(['fatal']);
+      expect(h[0].deliveries).toEqual([{ channel: 'email', status: 'sent' }]);
       expect(await history(a, disabled.id)).toEqual([]);
-      const count = await s.database.db.selectFrom('alert_history').select((eb) => eb.fn.countAll<number>().as('n')).where('rule_id', '=', deleted.id).executeTakeFirstOrThrow();
-      expect(Number(count.n)).toBe(0);
+      // What the owner would notice: mail. Only the edited rule's arrived (the deleted rule has no history to ask for).
+      const mailed = smtp.mails.filter((m) => m.subject.includes(tag)).map((m) => m.subject);
+      expect(mailed).toEqual([`[Loglane] edited ${tag} fired on Test project`]);
     });
 
     it('history is newest first and paginates with a cursor', async () => {
@@ -415,11 +441,16 @@ describeEngines('alert rules', (engine) => {
         const u = await signup(s);
         const p = await createProject(s, u, 'burst');
         const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { name: 'burst rule', condition: { level: 'error', threshold: 5, window: '5m' } }) })).body;
+        const marker = await createAlertMarker(s, u.accessToken, p.id);
         const before = smtp.mails.filter((m) => m.to.includes(u.email)).length;
         await Promise.all(Array.from({ length: 20 }, (_, i) => ingest(i % 2 ? b : s, p.apiKey, [{ message: `e${i}a`, level: 'error' }, { message: `e${i}b`, level: 'error' }])));
-        await settled(u, r.id);
-        await new Promise((r2) => setTimeout(r2, 800));
-        expect(await history(u, r.id)).toHaveLength(1);
+        // Each node has evaluated what it took (a marker through each fired after it), and every notification has gone out.
+        await marker.passThrough(s, p.apiKey, u.accessToken);
+        await marker.passThrough(b, p.apiKey, u.accessToken);
+        await deliveriesSettled(s, p.id);
+        const h = await history(u, r.id);
+        expect(h).toHaveLength(1);
+        expect(h[0].deliveries).toEqual([{ channel: 'email', status: 'sent' }]);
         expect(smtp.mails.filter((m) => m.to.includes(u.email)).length - before).toBe(1);
       });
 
@@ -427,20 +458,25 @@ describeEngines('alert rules', (engine) => {
         const u = await signup(s);
         const p = await createProject(s, u, 'edits');
         const r = (await s.request('POST', '/v1/alerts', { token: u.accessToken, body: rule(p.id, { name: 'edited elsewhere', condition: { level: 'error', threshold: 3, window: '5m' } }) })).body;
+        const marker = await createAlertMarker(s, u.accessToken, p.id);
+        const cacheExpired = () => new Promise((r2) => setTimeout(r2, RULE_CACHE_MS + 200));
         // Node B reads (and caches) the project's rules: one match counted, below the threshold.
         await ingest(b, p.apiKey, [{ message: 'first', level: 'error' }]);
-        await new Promise((r2) => setTimeout(r2, 300));
+        await marker.passThrough(b, p.apiKey, u.accessToken);
         expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: u.accessToken, body: { enabled: false } })).status).toBe(200);
-        await new Promise((r2) => setTimeout(r2, 1200));
+        // The behaviour under test is a cache's lifetime, so here time itself must pass.
+        await cacheExpired();
         await ingest(b, p.apiKey, Array.from({ length: 5 }, (_, i) => ({ message: `while disabled ${i}`, level: 'error' })));
-        await new Promise((r2) => setTimeout(r2, 800));
+        await marker.passThrough(b, p.apiKey, u.accessToken);
         expect(await history(u, r.id)).toHaveLength(0);
         // Enabled again through node A: node B counts (and fires) once its cache has expired.
         expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: u.accessToken, body: { enabled: true } })).status).toBe(200);
-        await new Promise((r2) => setTimeout(r2, 1200));
+        await cacheExpired();
         await ingest(b, p.apiKey, Array.from({ length: 3 }, (_, i) => ({ message: `enabled again ${i}`, level: 'error' })));
         const [entry] = await settled(u, r.id);
         expect(entry!.sample.map((l: { message: string }) => l.message).sort()).toEqual(['enabled again 0', 'enabled again 1', 'enabled again 2']);
+        // 'first' and these three: node B no longer counted for the rule while it was disabled.
+        expect(entry!.matchedCount).toBe(4);
       });
     });
   }
