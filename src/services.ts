@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { createAccountsService } from './features/accounts/service.js';
 import { createAccessTokens } from './features/accounts/tokens.js';
+import { liveSessions } from './features/accounts/sessions.js';
 import { EvaluationQueue } from './features/alerts/evaluation-queue.js';
 import { createAlertsService } from './features/alerts/service.js';
 import { createLogsService } from './features/logs/service.js';
@@ -27,7 +28,7 @@ export function createServices(deps: { config: Config; database: Database; secre
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
   const accounts = createAccountsService({ db, config, tokens, now, log });
   const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
-  const logs = createLogsService({ database, config, now, log, projects });
+  const logs = createLogsService({ database, config, now, log, projects, liveSessions: (ids) => liveSessions(db, ids, now()) });
 
   let vapidKeys: Promise<VapidKeys> | undefined;
   const vapid = () =>

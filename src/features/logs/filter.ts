@@ -1,6 +1,7 @@
 import { validationError } from '../../errors.js';
 import { isLevel, LEVELS } from './levels.js';
-import { compileRe2, type Pattern } from './pattern.js';
+import { compileRe2, PatternTooCostly, type Pattern } from './pattern.js';
+import { runTests } from './regex-runner.js';
 
 /** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
 export interface LogFilter {
@@ -24,6 +25,7 @@ export function compilePattern(source: string, path = '/pattern'): Pattern {
   try {
     return compileRe2(source);
   } catch (err) {
+    if (err instanceof PatternTooCostly) throw validationError(path, `is too costly to run: ${err.message}`);
     const why = err instanceof Error ? err.message : 'invalid';
     throw validationError(path, `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`);
   }
@@ -65,13 +67,30 @@ export function parseFilter(query: FilterQuery): LogFilter {
   return filter;
 }
 
-/** The same selection, applied to a log in memory (live tail). */
-export function matches(filter: LogFilter, log: { ts: number; level: number; source: string | null; message: string }): boolean {
+type Row = { ts: number; level: number; source: string | null; message: string };
+
+/** The selection without its pattern, applied to a log in memory: cheap, and bounded by the log's size. */
+export function matchesWithoutPattern(filter: LogFilter, log: Row): boolean {
   if (filter.from !== undefined && log.ts < filter.from) return false;
   if (filter.to !== undefined && log.ts > filter.to) return false;
   if (filter.levels && !filter.levels.includes(log.level)) return false;
   if (filter.source !== undefined && log.source !== filter.source) return false;
   if (filter.q !== undefined && !log.message.toLowerCase().includes(filter.q.toLowerCase())) return false;
-  if (filter.pattern && !filter.pattern.test(log.message)) return false;
   return true;
+}
+
+/**
+ * The whole selection applied to logs in memory (live tail), in order. The pattern runs through the
+ * regex runner, so a costly one never holds the event loop; a log it could not decide by `deadline`
+ * is `undefined` in the answer.
+ */
+export async function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
+  const out: (boolean | undefined)[] = rows.map((row) => matchesWithoutPattern(filter, row));
+  const pattern = filter.pattern;
+  if (!pattern) return out;
+  const at: number[] = [];
+  for (let i = 0; i < rows.length; i++) if (out[i]) at.push(i);
+  const results = await runTests(at.map((i) => ({ pattern, text: rows[i]!.message })), owner, deadline);
+  at.forEach((i, k) => (out[i] = results[k]));
+  return out;
 }

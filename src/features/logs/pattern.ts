@@ -5,7 +5,114 @@ export interface Pattern {
   readonly source: string;
   /** Text every match contains (case-sensitive), when one is known: a database can prefilter on it. */
   readonly literal?: string;
+  /** Instructions in the compiled program: one test costs at most about size × text length steps. */
+  readonly size: number;
+  /**
+   * Tests on the calling thread, without bound. Only for texts where `cheap(text)`; anything else
+   * goes through the regex runner (regex-runner.ts), which moves costly tests off the event loop.
+   */
   test(text: string): boolean;
+  /** Whether `test(text)` is bounded tightly enough to run on the event loop (a few milliseconds at worst). */
+  cheap(text: string): boolean;
+}
+
+/**
+ * The most instructions a user pattern may compile to. RE2 refuses programs past its memory budget;
+ * this cap is tighter, because a test's worst case is the program size times the text length: 2,000
+ * instructions over a 64 KiB message is about a second of work on one core, which the regex runner
+ * can still afford off the event loop. `([a-z]{1000}){2}` is past it; ordinary patterns use tens.
+ */
+export const MAX_PROGRAM_SIZE = 2000;
+
+/** Worst-case steps (program size × text length) a test may take on the event loop: ~10 ms here. */
+export const INLINE_COST = 2_000_000;
+
+/** A pattern refused for its cost, not its syntax: the message says why. */
+export class PatternTooCostly extends Error {
+  constructor(readonly size: number) {
+    super(`it compiles to ${size > MAX_PROGRAM_SIZE * 4 ? 'far more than' : 'about'} ${Math.min(size, MAX_PROGRAM_SIZE * 4).toLocaleString('en')} instructions, and at most ${MAX_PROGRAM_SIZE.toLocaleString('en')} are allowed; use smaller repetition counts`);
+    this.name = 'PatternTooCostly';
+  }
+}
+
+/**
+ * An upper estimate of a pattern's program size, read from its text without compiling it, so a
+ * pattern such as `a{1000}` written 142 times (0.2 s to compile, 142,000 instructions) is refused
+ * before it costs anything. Every atom counts one, a group two more, an alternation or `*+?` one,
+ * and a counted repetition multiplies what it repeats. It need not be exact: the compiled program's
+ * real size decides once the estimate says compiling is cheap.
+ */
+export function estimateProgramSize(pattern: string): number {
+  const frames: { total: number; last: number }[] = [{ total: 0, last: 0 }];
+  const top = () => frames[frames.length - 1]!;
+  const atom = (n: number) => {
+    top().total += n;
+    top().last = n;
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const n = pattern[i + 1];
+      if (n === 'Q') {
+        const end = pattern.indexOf('\\E', i + 2);
+        const stop = end < 0 ? pattern.length : end;
+        for (let k = i + 2; k < stop; k++) atom(1);
+        i = end < 0 ? pattern.length : end + 1;
+        continue;
+      }
+      i++;
+      if ((n === 'x' || n === 'p' || n === 'P') && pattern[i + 1] === '{') i = Math.max(i, pattern.indexOf('}', i));
+      atom(1);
+      continue;
+    }
+    if (c === '[') {
+      const close = skipClass(pattern, i);
+      i = close < 0 ? pattern.length : close;
+      atom(1);
+      continue;
+    }
+    if (c === '(') {
+      const flags = /^\(\?[a-zA-Z-]*\)/.exec(pattern.slice(i, i + 16));
+      if (flags) {
+        i += flags[0].length - 1;
+        continue;
+      }
+      const header = /^\(\?(P?<[^>]*>|[a-zA-Z-]*:)/.exec(pattern.slice(i, i + 80));
+      if (header) i += header[0].length - 1;
+      frames.push({ total: 0, last: 0 });
+      continue;
+    }
+    if (c === ')') {
+      if (frames.length > 1) {
+        const group = frames.pop()!;
+        atom(group.total + 2);
+      }
+      continue;
+    }
+    if (c === '|') {
+      top().total += 1;
+      top().last = 0;
+      continue;
+    }
+    if (c === '*' || c === '+' || c === '?') {
+      top().total += 1;
+      continue;
+    }
+    const repeat = c === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24)) : null;
+    if (repeat) {
+      const n = Number(repeat[1]);
+      const count = repeat[2] === undefined ? n : repeat[3] === '' ? n + 1 : Math.max(n, Number(repeat[3]));
+      const f = top();
+      f.total += f.last * Math.max(0, count - 1) + count;
+      f.last *= Math.max(1, count);
+      i += repeat[0].length - 1;
+      continue;
+    }
+    atom(1);
+  }
+  let size = 0;
+  for (const f of frames) size += f.total;
+  return size;
 }
 
 /**
@@ -112,16 +219,49 @@ function skipClass(pattern: string, open: number): number {
   return -1;
 }
 
+/** Compiled patterns by source, shared by search, stats, tails and alert rules across cache refreshes. */
+const compiled = new Map<string, Pattern | PatternTooCostly>();
+const MAX_CACHED = 500;
+
 /**
- * Compiles an RE2 pattern (throws re2js's error when it is not valid) into a tester that first
- * checks for the pattern's required literal with a plain substring search: most log lines fail
- * that check, and it costs a fraction of running the regular expression.
+ * Compiles an RE2 pattern (throws re2js's error when it is not valid, PatternTooCostly when its
+ * program is past MAX_PROGRAM_SIZE) into a tester that first checks for the pattern's required
+ * literal with a plain substring search: most log lines fail that check, and it costs a fraction of
+ * running the regular expression. Results, refusals included, are cached by source.
  */
 export function compileRe2(source: string): Pattern {
-  const re = RE2JS.compile(source);
+  const hit = compiled.get(source);
+  if (hit !== undefined) {
+    // Most recently used last: the oldest entry is the first one the map iterates.
+    compiled.delete(source);
+    compiled.set(source, hit);
+    if (hit instanceof PatternTooCostly) throw hit;
+    return hit;
+  }
+  let result: Pattern | PatternTooCostly;
+  const estimate = estimateProgramSize(source);
+  if (estimate > MAX_PROGRAM_SIZE * 4) result = new PatternTooCostly(estimate);
+  else {
+    const re = RE2JS.compile(source);
+    const size = re.re2Input.prog.numInst();
+    result = size > MAX_PROGRAM_SIZE ? new PatternTooCostly(size) : build(source, re, size);
+  }
+  compiled.set(source, result);
+  if (compiled.size > MAX_CACHED) compiled.delete(compiled.keys().next().value!);
+  if (result instanceof PatternTooCostly) throw result;
+  return result;
+}
+
+function build(source: string, re: RE2JS, size: number): Pattern {
   const required = requiredLiteral(source);
-  if (required === null) return { source, test: (text) => re.test(text) };
-  const { literal, exact } = required;
-  if (exact) return { source, literal, test: (text) => text.includes(literal) };
-  return { source, literal, test: (text) => text.includes(literal) && re.test(text) };
+  // An exact literal is a substring search: linear, never costly.
+  if (required?.exact) {
+    const literal = required.literal;
+    return { source, literal, size, test: (text) => text.includes(literal), cheap: () => true };
+  }
+  const cheap = (text: string) => size * text.length <= INLINE_COST;
+  if (required === null) return { source, size, test: (text) => re.test(text), cheap };
+  const { literal } = required;
+  // Without its literal a text is refused by the substring search alone, which is always cheap.
+  return { source, literal, size, test: (text) => text.includes(literal) && re.test(text), cheap: (text) => cheap(text) || !text.includes(literal) };
 }

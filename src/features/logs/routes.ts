@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -161,7 +162,10 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       }
       const res = reply.raw;
       let heartbeat: NodeJS.Timeout | undefined;
-      const tail = await logs.openTail(req.userId, req.params.id, filter, afterSeq, {
+      // requireUser verified the token; its login (sid) and expiry bound the tail's life.
+      const claims = decodeJwt(bearerToken(req)!);
+      const authority = { userId: req.userId, sessionId: String(claims.sid), expiresAt: Number(claims.exp) * 1000 };
+      const tail = await logs.openTail(authority, req.params.id, filter, afterSeq, {
         send(out, resume) {
           const more = res.write(out.frames);
           // Past this much unread, the tail pauses and later catches up from memory or the database.
@@ -169,8 +173,10 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
           res.once('drain', resume);
           return false;
         },
-        close() {
+        close(reason) {
           if (heartbeat) clearInterval(heartbeat);
+          // Ended by the server: say why, so a client knows to reconnect with a fresh token or stop.
+          if (reason !== undefined && !res.destroyed && res.headersSent) res.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
           res.end();
         },
       });

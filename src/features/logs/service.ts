@@ -13,10 +13,11 @@ import { IngestQueue, type Committed } from './ingest-queue.js';
 import { IngestRateLimiter } from './rate-limit.js';
 import { LEVELS } from './levels.js';
 import { normaliseLog, type LogRow } from './normalise.js';
+import { runTests } from './regex-runner.js';
 import { listenForCommits } from './pg-listener.js';
 import { createPartitionMaintenance } from './partitions.js';
 import * as repo from './repository.js';
-import { TailHub, type TailHandle, type TailSink } from './tail.js';
+import { TailHub, type TailAuthority, type TailHandle, type TailSink } from './tail.js';
 import { createPostgresWriter, createSqliteWriter } from './writer.js';
 
 export interface IngestResult {
@@ -37,10 +38,15 @@ export type LogsService = ReturnType<typeof createLogsService>;
  */
 export type CommitListener = (projectId: string, rows: () => repo.LogRowStored[]) => void;
 
+/** How often open tails are checked against their login and project (logout or deletion on any node). */
+export const TAIL_RECHECK_MS = 2000;
+
 const STATS_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const MAX_BUCKETS = 1500;
 /** Rows read per round when a pattern is filtered in the app. */
 const PATTERN_CHUNK = 2000;
+/** Rows tested at a time within a round: a page that fills early stops testing. */
+const PATTERN_STEP = 250;
 
 /** Cursors are opaque to clients: `c1.<ts>.<seq>` in base64url. */
 function encodeCursor(p: repo.Position): string {
@@ -58,8 +64,16 @@ function sqlSafe(text: string | undefined): string | undefined {
   return text !== undefined && !text.includes('\u0000') ? text : undefined;
 }
 
-export function createLogsService(deps: { database: Database; config: Config; now: () => number; log: FastifyBaseLogger; projects: ProjectsService }) {
-  const { database, config, now, log, projects } = deps;
+export function createLogsService(deps: {
+  database: Database;
+  config: Config;
+  now: () => number;
+  log: FastifyBaseLogger;
+  projects: ProjectsService;
+  /** Which of these logins (access-token `sid`s) are still live: tails end with theirs. */
+  liveSessions: (sessionIds: string[]) => Promise<Set<string>>;
+}) {
+  const { database, config, now, log, projects, liveSessions } = deps;
   const db = database.db;
   const partitions = database.engine === 'postgres' ? createPartitionMaintenance({ db, config, now, log }) : undefined;
   const writer = database.engine === 'sqlite' ? createSqliteWriter(database.sqliteFile!) : createPostgresWriter(db);
@@ -69,8 +83,11 @@ export function createLogsService(deps: { database: Database; config: Config; no
       lastSeq: (projectId) => repo.lastSeq(db, projectId),
     },
     log,
+    now,
   );
   const listeners: CommitListener[] = [];
+  // A deleted project's tails end at once on this node; on other nodes, at their next check.
+  projects.onDeleted((projectId) => hub.closeWhere((p) => p === projectId, 'the project was deleted'));
 
   function onCommit(committed: Committed[]) {
     for (const { batch, prevSeq, firstSeq, lastSeq } of committed) {
@@ -97,6 +114,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
   const queue = new IngestQueue(writer, { maxQueuedLogs: config.ingestQueueLimit, maxLogsPerCommit: config.ingestCommitMaxLogs, onCommit });
   let listener: ReturnType<typeof listenForCommits> | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
+  let tailCheckTimer: NodeJS.Timeout | undefined;
   let retentionRunning: Promise<unknown> | undefined;
 
   return {
@@ -162,20 +180,34 @@ export function createLogsService(deps: { database: Database; config: Config; no
       }
       await projects.assertOwned(userId, projectId);
       const deadline = Date.now() + config.queryBudgetMs;
+      const pattern = filter.pattern;
       const found: repo.LogRowStored[] = [];
+      let decided = 0;
       for (;;) {
         // The pattern's required literal, if it has one, narrows the rows in SQL; RE2 decides.
-        const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(filter.pattern!.literal) }, position, PATTERN_CHUNK));
-        for (const row of rows) {
-          position = { ts: row.ts, seq: row.seq };
-          if (!filter.pattern.test(row.message)) continue;
-          found.push(row);
-          if (found.length === limit) return { data: found, nextCursor: encodeCursor(position) };
+        const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(pattern.literal) }, position, PATTERN_CHUNK));
+        // In steps, so a page that fills early does not test the rest of the chunk.
+        for (let start = 0; start < rows.length; start += PATTERN_STEP) {
+          const step = rows.slice(start, start + PATTERN_STEP);
+          const verdicts = await runTests(step.map((row) => ({ pattern, text: row.message })), projectId, deadline);
+          for (let i = 0; i < step.length; i++) {
+            const verdict = verdicts[i];
+            if (verdict === undefined) {
+              // Out of time: answer what was found, and a cursor from the last log decided.
+              if (decided === 0) throw patternOutOfBudget();
+              return { data: found, nextCursor: encodeCursor(position!) };
+            }
+            decided++;
+            const row = step[i]!;
+            position = { ts: row.ts, seq: row.seq };
+            if (!verdict) continue;
+            found.push(row);
+            if (found.length === limit) return { data: found, nextCursor: encodeCursor(position) };
+          }
         }
         if (rows.length < PATTERN_CHUNK) return { data: found, nextCursor: null };
         // Out of time: answer what was found, and a cursor from where the scan stopped.
         if (Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position!) };
-        await new Promise((r) => setImmediate(r));
       }
     },
 
@@ -210,13 +242,33 @@ export function createLogsService(deps: { database: Database; config: Config; no
       return { interval: formatDuration(ms), buckets: [...byStart.values()] };
     },
 
-    /** Opens a live tail after checking ownership and the per-user cap. */
-    async openTail(userId: string, projectId: string, filter: LogFilter, afterSeq: number | undefined, sink: TailSink): Promise<TailHandle> {
+    /**
+     * Opens a live tail after checking ownership, the per-user cap and the node's cap. The tail ends
+     * when its access token expires, when its login ends (logout, revoked) or when the project is
+     * deleted or changes hands, whichever comes first.
+     */
+    async openTail(authority: TailAuthority, projectId: string, filter: LogFilter, afterSeq: number | undefined, sink: TailSink): Promise<TailHandle> {
+      const { userId } = authority;
       await projects.assertOwned(userId, projectId);
       if (hub.openCount(userId) >= config.maxTailsPerUser) {
         throw new AppError('RATE_LIMITED', `At most ${config.maxTailsPerUser} live tails can be open per user; close one first.`, { retryAfter: 5 });
       }
-      return hub.open(userId, projectId, filter, sink, afterSeq);
+      if (hub.totalOpen >= config.maxTails) {
+        throw new AppError('OVERLOADED', `This server has ${config.maxTails} live tails open, its limit; retry later or on another node.`, { retryAfter: 5 });
+      }
+      return hub.open(authority, projectId, filter, sink, afterSeq);
+    },
+
+    /** Ends the tails whose authority has lapsed: an expired token, an ended login, a project gone or given away. */
+    async recheckTails(): Promise<number> {
+      const open = hub.tails();
+      if (open.length === 0) return 0;
+      const [live, owners] = await Promise.all([liveSessions([...new Set(open.map((t) => t.authority.sessionId))]), projects.ownersOf([...new Set(open.map((t) => t.projectId))])]);
+      const t = now();
+      let ended = hub.closeWhere((projectId, a) => owners.get(projectId) !== a.userId, 'the project is gone, or no longer yours');
+      ended += hub.closeWhere((_, a) => !live.has(a.sessionId), 'the login that opened this tail has ended (logged out or revoked)');
+      ended += hub.closeWhere((_, a) => a.expiresAt <= t, 'the access token expired; reconnect with a fresh one');
+      return ended;
     },
 
     /** Deletes logs past their plan's retention, in bounded batches, keeping logCount exact. */
@@ -256,6 +308,10 @@ export function createLogsService(deps: { database: Database; config: Config; no
           .finally(() => (retentionRunning = undefined));
       }, config.retentionIntervalMs);
       retentionTimer.unref();
+      tailCheckTimer = setInterval(() => {
+        this.recheckTails().catch((err: unknown) => log.warn({ err }, 'could not recheck live tails'));
+      }, TAIL_RECHECK_MS);
+      tailCheckTimer.unref();
     },
 
     /** Live tails open on this node. */
@@ -271,6 +327,7 @@ export function createLogsService(deps: { database: Database; config: Config; no
     /** Waits for queued logs to commit, then stops the writer and the listener. */
     async close(): Promise<void> {
       if (retentionTimer) clearInterval(retentionTimer);
+      if (tailCheckTimer) clearInterval(tailCheckTimer);
       hub.closeAll();
       await queue.drain();
       await retentionRunning;
@@ -291,11 +348,16 @@ export function createLogsService(deps: { database: Database; config: Config; no
     const deadline = Date.now() + config.queryBudgetMs;
     const tally = new Map<string, { bucket: number; level: number; n: number }>();
     let position: { ts: number; seq: number } | undefined;
+    const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting by pattern did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
     for (;;) {
       const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(pattern.literal) }, position, PATTERN_CHUNK));
-      for (const row of rows) {
+      const verdicts = await runTests(rows.map((row) => ({ pattern, text: row.message })), projectId, deadline);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!;
         position = { ts: row.ts, seq: row.seq };
-        if (!pattern.test(row.message)) continue;
+        const verdict = verdicts[i];
+        if (verdict === undefined) throw outOfBudget();
+        if (!verdict) continue;
         const bucket = row.ts - (((row.ts % ms) + ms) % ms);
         const key = `${bucket}:${row.level}`;
         const t = tally.get(key);
@@ -303,12 +365,17 @@ export function createLogsService(deps: { database: Database; config: Config; no
         else tally.set(key, { bucket, level: row.level, n: 1 });
       }
       if (rows.length < PATTERN_CHUNK) return [...tally.values()];
-      if (Date.now() > deadline) {
-        throw new AppError('VALIDATION_ERROR', `Counting by pattern did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
-      }
-      await new Promise((r) => setImmediate(r));
+      if (Date.now() > deadline) throw outOfBudget();
     }
   }
+
+  /** A pattern search that could not decide a single log within the budget. */
+  function patternOutOfBudget(): AppError {
+    return new AppError('VALIDATION_ERROR', `The pattern could not be tested within the ${formatDuration(config.queryBudgetMs)} budget on these logs; simplify the pattern, narrow the time range or add filters.`, {
+      details: [{ path: 'querystring:/pattern', message: 'did not finish within the query time budget' }],
+    });
+  }
+
   /**
    * Runs a read with the query time budget. On PostgreSQL the read pool's statement_timeout cancels
    * a statement that outlives it, which is the client's 400. SQLite has no such switch; there the

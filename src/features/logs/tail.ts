@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { matches, type LogFilter } from './filter.js';
+import { matchAll, type LogFilter } from './filter.js';
 import { sseFrame } from './present.js';
 import type { LogRowStored } from './repository.js';
 
@@ -17,7 +17,8 @@ export interface TailSink {
    * the client has caught up.
    */
   send(out: TailOutput, resume: () => void): boolean;
-  close(): void;
+  /** Ends the stream; with a reason when the server ends it (expired token, lost access), for the client to show. */
+  close(reason?: string): void;
 }
 
 /** What a tail sends for one run of logs: the logs that match, and their SSE frames as bytes. */
@@ -37,25 +38,46 @@ function filterKey(filter: LogFilter): string {
   return JSON.stringify([filter.from, filter.to, filter.levels, filter.source, filter.q, filter.pattern?.source]);
 }
 
+/** How long a tail's pattern may take over one run of logs; a log it cannot decide by then is not sent. */
+const MATCH_BUDGET_MS = 10_000;
+
+/** The logs of `rows` that `filter` selects, its pattern tested through the regex runner. */
+async function select(filter: LogFilter, rows: LogRowStored[], projectId: string): Promise<LogRowStored[]> {
+  const verdicts = await matchAll(filter, rows, projectId, Date.now() + MATCH_BUDGET_MS);
+  return rows.filter((_, i) => verdicts[i] === true);
+}
+
 /**
  * What tails in step with a commit send: computed once per run of logs and filter, so ten tails
  * on the same filter cost one filtering, one serialisation and one encoding.
  */
 class SharedOutputs {
-  #byRows = new WeakMap<LogRowStored[], Map<string, TailOutput>>();
+  #byRows = new WeakMap<LogRowStored[], Map<string, Promise<TailOutput>>>();
 
-  get(rows: LogRowStored[], key: string, filter: LogFilter): TailOutput {
+  get(rows: LogRowStored[], key: string, filter: LogFilter, projectId: string): Promise<TailOutput> {
     let byFilter = this.#byRows.get(rows);
     if (!byFilter) this.#byRows.set(rows, (byFilter = new Map()));
     let out = byFilter.get(key);
-    if (!out) byFilter.set(key, (out = output(rows.filter((row) => matches(filter, row)))));
+    if (!out) byFilter.set(key, (out = select(filter, rows, projectId).then(output)));
     return out;
   }
 }
 
-const PAGE = 1000;
+/** Logs read from the database at a time (a log is at most ~130 KB, so a page is at most ~26 MB). */
+const PAGE = 200;
 /** Logs per tailed project kept in memory, so tails that paused for a slow client catch up without a database read. */
 const RECENT_ROWS = 10_000;
+/**
+ * Bytes of recent logs kept per tailed project, and for all tailed projects together: the window is
+ * bounded by bytes as well as by logs, so large logs cannot make one open tail hold hundreds of MB.
+ */
+export const RECENT_MAX_BYTES = 8 * 1024 * 1024;
+export const RECENT_TOTAL_BYTES = 64 * 1024 * 1024;
+
+/** What a stored log costs in memory, roughly: its text as UTF-16, room for its SSE frame, and the object. */
+function rowBytes(row: LogRowStored): number {
+  return (row.message.length + (row.metadata?.length ?? 0) + (row.source?.length ?? 0)) * 3 + 200;
+}
 
 /**
  * The newest logs of one project that this node has seen, without a gap: every log after
@@ -63,23 +85,36 @@ const RECENT_ROWS = 10_000;
  */
 class Recent {
   rows: LogRowStored[] = [];
+  bytes = 0;
   constructor(public prevSeq: number) {}
 
   get lastSeq(): number {
     return this.rows.length > 0 ? this.rows[this.rows.length - 1]!.seq : this.prevSeq;
   }
 
-  append(prevSeq: number, rows: LogRowStored[]): void {
+  /** Adds logs that follow `prevSeq`, then keeps at most `maxBytes` (and RECENT_ROWS logs) of the newest. */
+  append(prevSeq: number, rows: LogRowStored[], maxBytes: number): void {
     if (prevSeq !== this.lastSeq) {
       // A gap (another node's commit not seen yet, or an out-of-order notification): start again.
       this.rows = [];
+      this.bytes = 0;
       this.prevSeq = prevSeq;
     }
-    for (const row of rows) this.rows.push(row);
-    if (this.rows.length > 2 * RECENT_ROWS) {
-      const drop = this.rows.length - RECENT_ROWS;
-      this.prevSeq = this.rows[drop - 1]!.seq;
-      this.rows = this.rows.slice(drop);
+    for (const row of rows) {
+      this.rows.push(row);
+      this.bytes += rowBytes(row);
+    }
+    if (this.rows.length > 2 * RECENT_ROWS || this.bytes > maxBytes) {
+      // Trim to half the bounds, so trimming (a copy of the array) happens once per many appends.
+      let drop = Math.max(0, this.rows.length - RECENT_ROWS);
+      let bytes = this.bytes;
+      for (let i = 0; i < drop; i++) bytes -= rowBytes(this.rows[i]!);
+      while (drop < this.rows.length && bytes > maxBytes / 2) bytes -= rowBytes(this.rows[drop++]!);
+      if (drop > 0) {
+        this.prevSeq = this.rows[drop - 1]!.seq;
+        this.rows = this.rows.slice(drop);
+        this.bytes = bytes;
+      }
     }
   }
 
@@ -105,6 +140,15 @@ export interface Continuation {
   rows: LogRowStored[];
 }
 
+/** Who opened a tail, and until when that authority holds. */
+export interface TailAuthority {
+  userId: string;
+  /** The login (refresh-token family) the access token belongs to. */
+  sessionId: string;
+  /** When the access token expires (epoch ms): the tail ends then at the latest. */
+  expiresAt: number;
+}
+
 /**
  * One open tail. `seen` is the seq of the newest log of the project it has considered, matching or
  * not; logs are taken strictly in seq order, so a tail never repeats and never skips one. Logs at
@@ -123,6 +167,7 @@ class Tail {
 
   constructor(
     readonly projectId: string,
+    readonly authority: TailAuthority,
     private readonly filter: LogFilter,
     private readonly sink: TailSink,
     private readonly source: TailSource,
@@ -145,36 +190,34 @@ class Tail {
     if (this.paused) return;
     this.#chain = this.#chain
       .then(async () => {
-        if (this.paused) return;
+        if (this.paused || this.closed) return;
         if (next && next.prevSeq <= this.seen) {
-          this.#deliver(next.rows);
+          await this.#deliver(next.rows);
           if (this.seen >= target) return;
         }
         while (!this.closed && !this.paused && this.seen < target) {
           const rows = await this.source.since(this.projectId, this.seen, target, PAGE);
           if (rows.length === 0) return;
-          this.#deliver(rows);
+          await this.#deliver(rows);
         }
       })
       .catch(this.onError);
   }
 
-  #deliver(rows: LogRowStored[]): void {
+  async #deliver(rows: LogRowStored[]): Promise<void> {
     if (this.closed || rows.length === 0) return;
     let out: TailOutput;
     if (rows[0]!.seq > this.seen) {
       // In step: every log of the run is new to this tail, as to every other tail in step.
-      out = this.shared.get(rows, this.#filterKey, this.filter);
       this.seen = rows[rows.length - 1]!.seq;
+      out = await this.shared.get(rows, this.#filterKey, this.filter, this.projectId);
     } else {
-      const fresh: LogRowStored[] = [];
-      for (const row of rows) {
-        if (row.seq <= this.seen) continue;
-        this.seen = row.seq;
-        if (matches(this.filter, row)) fresh.push(row);
-      }
-      out = output(fresh);
+      const fresh = rows.filter((row) => row.seq > this.seen);
+      if (fresh.length === 0) return;
+      this.seen = fresh[fresh.length - 1]!.seq;
+      out = output(await select(this.filter, fresh, this.projectId));
     }
+    if (this.closed) return;
     if (out.rows.length > 0 && !this.sink.send(out, this.#resume)) this.paused = true;
   }
 
@@ -184,10 +227,11 @@ class Tail {
     this.advance(this.#target);
   };
 
-  close(): void {
+  /** Ends the tail; `reason`, when given, is told to the client before the stream ends. */
+  close(reason?: string): void {
     if (this.closed) return;
     this.closed = true;
-    this.sink.close();
+    this.sink.close(reason);
     this.onClosed();
   }
 }
@@ -208,6 +252,8 @@ export class TailHub {
   constructor(
     private readonly source: TailSource,
     private readonly log: FastifyBaseLogger,
+    /** The service's clock, which token expiry times are on. */
+    private readonly now: () => number = Date.now,
   ) {
     this.#source = {
       since: (projectId, afterSeq, upToSeq, limit, minTs) => {
@@ -221,7 +267,15 @@ export class TailHub {
   #remember(projectId: string, prevSeq: number, rows: LogRowStored[]): void {
     let recent = this.#recent.get(projectId);
     if (!recent) this.#recent.set(projectId, (recent = new Recent(prevSeq)));
-    recent.append(prevSeq, rows);
+    // Every tailed project may keep its share of the total, and no more than RECENT_MAX_BYTES.
+    recent.append(prevSeq, rows, Math.min(RECENT_MAX_BYTES, RECENT_TOTAL_BYTES / Math.max(1, this.#recent.size)));
+  }
+
+  /** Bytes of recent logs held for tails, all projects together (for tests and metrics). */
+  get recentBytes(): number {
+    let n = 0;
+    for (const r of this.#recent.values()) n += r.bytes;
+    return n;
   }
 
   openCount(userId: string): number {
@@ -239,13 +293,16 @@ export class TailHub {
    * Opens a tail. With `afterSeq` (from Last-Event-ID) it first replays what came after it;
    * without, it starts at the project's newest log.
    */
-  async open(userId: string, projectId: string, filter: LogFilter, sink: TailSink, afterSeq?: number): Promise<TailHandle> {
+  async open(authority: TailAuthority, projectId: string, filter: LogFilter, sink: TailSink, afterSeq?: number): Promise<TailHandle> {
+    const { userId } = authority;
     const start = afterSeq !== undefined ? Promise.resolve(afterSeq) : this.source.lastSeq(projectId).then((s) => s ?? 0);
     let set = this.#byProject.get(projectId);
     if (!set) this.#byProject.set(projectId, (set = new Set()));
     const tails = set;
+    let expiry: NodeJS.Timeout | undefined;
     const tail: Tail = new Tail(
       projectId,
+      authority,
       filter,
       sink,
       this.#source,
@@ -255,6 +312,7 @@ export class TailHub {
         tail.close();
       },
       () => {
+        clearTimeout(expiry);
         tails.delete(tail);
         if (tails.size === 0) {
           this.#byProject.delete(projectId);
@@ -268,6 +326,10 @@ export class TailHub {
     );
     tails.add(tail);
     this.#perUser.set(userId, this.openCount(userId) + 1);
+    // The tail's authority is its access token: it ends when the token expires, at the latest.
+    // (A timer holds at most ~24 days; tokens live far less.)
+    expiry = setTimeout(() => tail.close('the access token expired; reconnect with a fresh one'), Math.min(2 ** 31 - 1, Math.max(0, authority.expiresAt - this.now())));
+    expiry.unref();
     // Catch up at once: replays after Last-Event-ID, and anything committed while opening.
     void start.then(async () => tail.advance((await this.source.lastSeq(projectId)) ?? 0)).catch(() => {});
     // Answer once the starting point is fixed: a log committed after the client hears back is
@@ -317,7 +379,27 @@ export class TailHub {
     }
   }
 
+  /** The tails open on this node, each with its project and authority. */
+  tails(): { projectId: string; authority: TailAuthority }[] {
+    const out: { projectId: string; authority: TailAuthority }[] = [];
+    for (const [projectId, tails] of this.#byProject) for (const tail of tails) out.push({ projectId, authority: tail.authority });
+    return out;
+  }
+
+  /** Ends every tail `which` selects, telling each client `reason`. Returns how many ended. */
+  closeWhere(which: (projectId: string, authority: TailAuthority) => boolean, reason?: string): number {
+    let n = 0;
+    for (const [projectId, tails] of [...this.#byProject]) {
+      for (const tail of [...tails]) {
+        if (!which(projectId, tail.authority)) continue;
+        tail.close(reason);
+        n++;
+      }
+    }
+    return n;
+  }
+
   closeAll(): void {
-    for (const tails of [...this.#byProject.values()]) for (const tail of [...tails]) tail.close();
+    this.closeWhere(() => true);
   }
 }

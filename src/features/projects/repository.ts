@@ -59,3 +59,13 @@ export function findProjectByKeyHash(db: Executor, hash: string) {
     .where('projects.api_key_hash', '=', hash)
     .executeTakeFirst();
 }
+
+/** Each of `ids` that exists, with its owner. */
+export async function ownersOf(db: Executor, ids: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('projects').select(['id', 'user_id']).where('id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) out.set(r.id, r.user_id);
+  }
+  return out;
+}

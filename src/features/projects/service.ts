@@ -28,6 +28,7 @@ const KEY_ATTEMPTS = 3;
 
 export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now: () => number }) {
   const { db, encryptionKey, now } = deps;
+  const deletedListeners: ((projectId: string) => void)[] = [];
 
   function present(row: repo.ProjectRow, keyForm: 'full' | 'masked'): Project {
     const apiKey = decryptApiKey(encryptionKey, row.id, row.api_key_ciphertext);
@@ -119,6 +120,17 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
     async remove(userId: string, id: string): Promise<void> {
       const deleted = isId('proj', id) && (await db.transaction().execute((tx) => repo.deleteProject(tx, userId, id)));
       if (!deleted) throw projectNotFound();
+      for (const listener of deletedListeners) listener(id);
+    },
+
+    /** Calls `fn` with the id of every project deleted through this node, once it is gone. */
+    onDeleted(fn: (projectId: string) => void): void {
+      deletedListeners.push(fn);
+    },
+
+    /** The owner of each of `ids` that still exists. */
+    ownersOf(ids: string[]): Promise<Map<string, string>> {
+      return ids.length === 0 ? Promise.resolve(new Map()) : repo.ownersOf(db, ids);
     },
 
     /** Resolves an API key to its project. A malformed key or a bad checksum costs no query. */

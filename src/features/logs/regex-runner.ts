@@ -1,0 +1,175 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { Pattern } from './pattern.js';
+
+/** One regular-expression test to run: does `pattern` match `text`? */
+export interface RegexTest {
+  pattern: Pattern;
+  text: string;
+}
+
+/** Longest stretch the event loop spends on inline tests before it lets other work in. */
+export const SLICE_MS = 8;
+/**
+ * The most one test may take in the worker before the worker is stopped (and the test left
+ * undecided). With MAX_PROGRAM_SIZE a test's worst case is about a second on this hardware; this is
+ * the backstop for a machine far slower than that.
+ */
+export const TEST_HARD_LIMIT_MS = 5000;
+/** Tests waiting for the worker, all tenants together: past this, new costly tests are left undecided at once. */
+const MAX_WAITING = 100_000;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The regex worker's thread: compiles patterns (cached by source) and answers one test per
+ * message. Compiled with the rest of the code and sent as source (see writer.ts for why): it may
+ * use only its argument `require`.
+ */
+function regexThread(require: NodeRequire) {
+  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+  const { RE2JS } = require(workerData.re2jsPath) as typeof import('re2js');
+  const cache = new Map<string, InstanceType<typeof RE2JS>>();
+  parentPort!.on('message', (msg: { id: number; source: string; text: string }) => {
+    let result: boolean | null;
+    try {
+      let re = cache.get(msg.source);
+      if (!re) {
+        re = RE2JS.compile(msg.source);
+        if (cache.size >= 200) cache.clear();
+        cache.set(msg.source, re);
+      }
+      result = re.test(msg.text);
+    } catch {
+      result = null;
+    }
+    parentPort!.postMessage({ id: msg.id, result });
+  });
+}
+
+interface Job {
+  source: string;
+  text: string;
+  deadline: number;
+  resolve: (result: boolean | undefined) => void;
+}
+
+/**
+ * One worker thread for the tests too costly for the event loop. Jobs wait per owner (a project),
+ * and the worker takes them round-robin across owners, so one tenant's costly patterns delay
+ * another tenant's by at most one test. A job still waiting at its deadline is answered undecided
+ * without running; a test that overruns TEST_HARD_LIMIT_MS stops the worker (a fresh one takes the
+ * next job).
+ */
+class RegexWorker {
+  #worker: Worker | undefined;
+  #queues = new Map<string, Job[]>();
+  #waiting = 0;
+  #running: { id: number; job: Job; timer: NodeJS.Timeout } | undefined;
+  #nextId = 1;
+  /** Tests stopped for overrunning the hard limit, since start (for metrics and tests). */
+  stopped = 0;
+
+  run(owner: string, source: string, text: string, deadline: number): Promise<boolean | undefined> {
+    if (this.#waiting >= MAX_WAITING || Date.now() >= deadline) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let queue = this.#queues.get(owner);
+      if (!queue) this.#queues.set(owner, (queue = []));
+      queue.push({ source, text, deadline, resolve });
+      this.#waiting++;
+      this.#next();
+    });
+  }
+
+  #start(): Worker {
+    const re2jsPath = createRequire(import.meta.url).resolve('re2js');
+    const w = new Worker(`(${regexThread.toString()})(require)`, { eval: true, workerData: { re2jsPath }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    w.unref();
+    w.on('message', (msg: { id: number; result: boolean | null }) => {
+      const running = this.#running;
+      if (!running || running.id !== msg.id) return;
+      clearTimeout(running.timer);
+      this.#running = undefined;
+      running.job.resolve(msg.result === null ? undefined : msg.result);
+      this.#next();
+    });
+    const lost = () => {
+      if (this.#worker !== w) return;
+      this.#worker = undefined;
+      const running = this.#running;
+      if (running) {
+        clearTimeout(running.timer);
+        this.#running = undefined;
+        running.job.resolve(undefined);
+      }
+      this.#next();
+    };
+    w.on('error', lost);
+    w.on('exit', lost);
+    return w;
+  }
+
+  /** Takes the next job, round-robin: the first owner's first job, and that owner goes to the back. */
+  #take(): Job | undefined {
+    for (const [owner, queue] of this.#queues) {
+      this.#queues.delete(owner);
+      const job = queue.shift()!;
+      this.#waiting--;
+      if (queue.length > 0) this.#queues.set(owner, queue);
+      if (Date.now() < job.deadline) return job;
+      job.resolve(undefined);
+    }
+    return undefined;
+  }
+
+  #next(): void {
+    if (this.#running) return;
+    const job = this.#take();
+    if (!job) return;
+    const worker = (this.#worker ??= this.#start());
+    const id = this.#nextId++;
+    const timer = setTimeout(() => {
+      // Overran: stop the thread mid-match; 'exit' answers this job undecided and starts the next.
+      this.stopped++;
+      void worker.terminate();
+    }, TEST_HARD_LIMIT_MS);
+    timer.unref();
+    this.#running = { id, job, timer };
+    worker.postMessage({ id, source: job.source, text: job.text });
+  }
+}
+
+const worker = new RegexWorker();
+
+/** Tests stopped in the worker for overrunning TEST_HARD_LIMIT_MS (process-wide). */
+export function stoppedTests(): number {
+  return worker.stopped;
+}
+
+/**
+ * Runs many regular-expression tests without ever holding the event loop for long: cheap tests
+ * (see Pattern.cheap) run here in slices of at most SLICE_MS, with a turn of the event loop between
+ * slices; costly ones go to the worker thread, round-robin with other owners' (tenants') work.
+ * Answers in order; a test not decided by `deadline` (epoch ms) is `undefined`, and the caller
+ * decides what that means (stop and resume later, or refuse).
+ */
+export async function runTests(tests: readonly RegexTest[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
+  const results: (boolean | undefined)[] = new Array(tests.length);
+  const costly: Promise<void>[] = [];
+  let sliceStart = performance.now();
+  for (let i = 0; i < tests.length; i++) {
+    const { pattern, text } = tests[i]!;
+    if (pattern.cheap(text)) {
+      results[i] = pattern.test(text);
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await yieldToLoop();
+        sliceStart = performance.now();
+        if (Date.now() >= deadline) break;
+      }
+    } else {
+      costly.push(worker.run(owner, pattern.source, text, deadline).then((r) => void (results[i] = r)));
+    }
+  }
+  await Promise.all(costly);
+  return results;
+}
