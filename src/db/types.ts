@@ -31,6 +31,8 @@ export interface LoginThrottleTable {
   key: string;
   window_start: number;
   failures: number;
+  /** Password checks in flight (reserved, not yet failed or succeeded). */
+  pending: Generated<number>;
 }
 
 export interface ProjectsTable {
