@@ -4,14 +4,17 @@
  * server is merely slow; this waits for a positive effect that can only come after the work in
  * question instead.
  *
- * The marker is an extra rule in the project (debug logs from the source `test-marker`, threshold
- * 1, no cooldown, push only, so no email is sent) and a log that only it matches. Why its firing
- * proves the earlier logs were evaluated, and any firing they caused is recorded: a node evaluates
- * committed logs in rounds, one at a time, in commit order (EvaluationQueue); within a round the
- * rules that matched are fired one after another in the order of their first matching log
- * (`matchRules` walks the logs in order; `evaluate` awaits each `fire`). The marker log is sent
- * after the earlier logs were acknowledged (committed), so it is evaluated in the same round after
- * them, or in a later round; either way its firing is written after theirs.
+ * The marker is an extra rule in the project (debug logs from the source `test-marker` whose
+ * message matches a pattern; threshold 1, no cooldown, push only, so no email is sent) and a log
+ * that only it matches. Why its firing proves that the earlier logs were evaluated and that any
+ * firing they caused is recorded: a node evaluates committed logs in rounds, one at a time, in
+ * commit order (EvaluationQueue); within a round, one project's matched rules fire one after
+ * another in the order their hits were found, hits without a pattern first and then pattern hits
+ * in log order (`matchRules`; `evaluate` awaits each `fire`). The marker log is sent after the
+ * earlier logs were acknowledged (committed), and its rule has a pattern, so its hit comes after
+ * theirs in the same round, or in a later round; either way its firing is written after theirs.
+ * (The one gap: a round that runs out of its time slice carries logs whose patterns it has not
+ * decided to a later round. The tests' patterns are cheap, so a slice does not run out on them.)
  *
  * Only logs acknowledged by the node the marker goes through are covered: in a cluster, send one
  * through every node that took logs.
@@ -43,7 +46,7 @@ export interface AlertMarker {
 export async function createAlertMarker(node: Node, token: string, projectId: string): Promise<AlertMarker> {
   const res = await node.request('POST', '/v1/alerts', {
     token,
-    body: { projectId, name: 'test marker', condition: { level: 'debug', threshold: 1, window: '5m', source: MARKER_SOURCE }, channels: ['push'], cooldown: '0s' },
+    body: { projectId, name: 'test marker', condition: { level: 'debug', threshold: 1, window: '5m', source: MARKER_SOURCE, pattern: '^marker [0-9a-f]{12}$' }, channels: ['push'], cooldown: '0s' },
   });
   if (res.status !== 201) throw new Error(`marker rule: ${res.status} ${res.text}`);
   const ruleId = res.body.id as string;

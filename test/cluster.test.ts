@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createAlertMarker, type Node } from './alert-marker.js';
 import { createTestDatabase, describeEngines, request, spawnServer, type ServerProcess, type TestDatabase } from './harness.js';
 
 const FULL = process.env.LOGLANE_RELIABILITY === 'full';
@@ -18,6 +19,7 @@ describeEngines('cluster of three nodes', (engine) => {
   let db: TestDatabase;
   let nodes: ServerProcess[] = [];
   const url = (i: number) => nodes[i % nodes.length]!.url;
+  const node = (i: number): Node => ({ request: (method, path, options) => request(url(i), method, path, options) });
 
   beforeAll(async () => {
     db = await createTestDatabase(engine);
@@ -116,19 +118,23 @@ describeEngines('cluster of three nodes', (engine) => {
         const reader = res.body!.getReader();
         let text = '';
         const received: string[] = [];
+        let connected!: () => void;
+        const ready = new Promise<void>((resolve) => (connected = resolve));
         const pump = (async () => {
           try {
             for (;;) {
               const { value, done } = await reader.read();
               if (done) return;
               text += new TextDecoder().decode(value);
+              if (text.includes(': connected')) connected();
               for (const m of text.matchAll(/"message":"(fan \d+)"/g)) if (!received.includes(m[1]!)) received.push(m[1]!);
             }
           } catch {
             // aborted
           }
         })();
-        await new Promise((r) => setTimeout(r, 200));
+        // The server registers the tail before it writes this preamble: from here on, every commit reaches it.
+        await ready;
         return { received, stop: () => controller.abort(), pump };
       }),
     );
@@ -146,16 +152,13 @@ describeEngines('cluster of three nodes', (engine) => {
     const a = await account();
     const p = (await request(url(0), 'POST', '/v1/projects', { token: a.token, body: { name: 'burst' } })).body;
     const rule = (await request(url(1), 'POST', '/v1/alerts', { token: a.token, body: { projectId: p.id, name: 'burst', condition: { level: 'error', threshold: 10, window: '5m' }, channels: ['push'] } })).body;
-    await Promise.all(Array.from({ length: 30 }, (_, i) => request(url(i), 'POST', '/v1/logs', { headers: { 'x-api-key': p.apiKey }, body: [{ message: `b${i}`, level: 'error' }] })));
-    const deadline = Date.now() + 3000;
-    let entries: unknown[] = [];
-    while (Date.now() < deadline) {
-      entries = (await request(url(2), 'GET', `/v1/alerts/${rule.id}/history`, { token: a.token })).body.data;
-      if (entries.length > 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-    entries = (await request(url(2), 'GET', `/v1/alerts/${rule.id}/history`, { token: a.token })).body.data;
+    const marker = await createAlertMarker(node(0), a.token, p.id);
+    const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => request(url(i), 'POST', '/v1/logs', { headers: { 'x-api-key': p.apiKey }, body: [{ message: `b${i}`, level: 'error' }] }).then((r) => r.status)));
+    expect(statuses.filter((st) => st !== 202)).toEqual([]);
+    // Every node has evaluated the logs it took (a marker sent through each has fired after them).
+    for (let i = 0; i < nodes.length; i++) await marker.passThrough(node(i), p.apiKey, a.token);
+    const entries = (await request(url(2), 'GET', `/v1/alerts/${rule.id}/history`, { token: a.token })).body.data;
     expect(entries).toHaveLength(1);
+    expect(entries[0].matchedCount).toBeGreaterThanOrEqual(10);
   });
 });
