@@ -165,7 +165,7 @@ describe('alert rules', () => {
     expect(() => parseCondition({ level: 'error', threshold: 5, window: '5' })).toThrow();
     expect(parseChannels(['push', 'email', 'push'])).toEqual(['email', 'push']);
   });
-  it('count a batch by level, source, pattern and window, into buckets of a sixtieth of the window', () => {
+  it('count a batch by level, source, pattern and window, into buckets of a sixtieth of the window', async () => {
     expect(bucketSize(300_000)).toBe(5000);
     expect(bucketSize(1000)).toBe(1000);
     const now = 1_000_000_000;
@@ -179,7 +179,8 @@ describe('alert rules', () => {
     ];
     const rule = { level: 4, source: 'api', windowMs: 300_000, pattern: compilePattern('timeout') };
     const other = { level: 3, source: null, windowMs: 300_000, pattern: null };
-    const results = matchRules([rule, other], rows, now);
+    const { results, undecided } = await matchRules([rule, other], rows, now, 5, 'proj_test', Date.now() + 5000);
+    expect(undecided).toEqual([]);
     expect(results.get(other)?.count).toBe(1);
     const m = results.get(rule)!;
     expect(m.count).toBe(2);

@@ -2,6 +2,7 @@ import { validationError } from '../../errors.js';
 import { formatDuration, parseDuration } from '../../duration.js';
 import { compilePattern } from '../logs/filter.js';
 import type { Pattern } from '../logs/pattern.js';
+import { runTests, type RegexTest } from '../logs/regex-runner.js';
 import { isLevel, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
@@ -119,30 +120,56 @@ export interface MatchResult<R> {
  * Counts a batch against many rules at once: each log is checked only against the rules on its
  * level, then source, then window, then pattern (cheapest first). A rule counts a log at its level
  * exactly, from its source if set, matching its pattern (RE2) if set, with a timestamp inside the
- * window ending `now` (up to a minute ahead, for clock skew). Pure.
+ * window ending `now` (up to a minute ahead, for clock skew).
+ *
+ * Patterns run through the regex runner (cheap tests here in short slices, costly ones in its
+ * worker, round-robin with other projects), owned by `owner`. A log whose tests are not all
+ * decided by `deadline` counts for no rule and is returned in `undecided`, to be evaluated again
+ * later: a project whose patterns are costly delays its own alerts, never another project's.
  */
-export function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples = 5): Map<M, MatchResult<R>> {
+export async function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[] }> {
   const byLevel: M[][] = [];
   for (const rule of rules) (byLevel[rule.level] ??= []).push(rule);
-  const results = new Map<M, MatchResult<R>>();
   const latest = now + 60_000;
-  for (const row of rows) {
+  // First the checks that need no regex; pattern tests are gathered and run together.
+  const hits: { row: number; rule: M }[] = [];
+  const tests: RegexTest[] = [];
+  const tested: { row: number; rule: M }[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
     const candidates = byLevel[row.level];
     if (candidates === undefined) continue;
     for (const rule of candidates) {
       if (rule.source !== null && row.source !== rule.source) continue;
       if (row.ts < now - rule.windowMs || row.ts > latest) continue;
-      if (rule.pattern !== null && !rule.pattern.test(row.message)) continue;
-      let result = results.get(rule);
-      if (result === undefined) results.set(rule, (result = { buckets: new Map(), sample: [], count: 0 }));
-      const size = bucketSize(rule.windowMs);
-      const b = row.ts - (row.ts % size);
-      result.buckets.set(b, (result.buckets.get(b) ?? 0) + 1);
-      result.count++;
-      addToSample(result.sample, row, samples);
+      if (rule.pattern === null) hits.push({ row: i, rule });
+      else {
+        tests.push({ pattern: rule.pattern, text: row.message });
+        tested.push({ row: i, rule });
+      }
     }
   }
-  return results;
+  const undecidedRows = new Set<number>();
+  if (tests.length > 0) {
+    const verdicts = await runTests(tests, owner, deadline);
+    tested.forEach((t, k) => {
+      if (verdicts[k] === undefined) undecidedRows.add(t.row);
+      else if (verdicts[k]) hits.push(t);
+    });
+  }
+  const results = new Map<M, MatchResult<R>>();
+  for (const { row: i, rule } of hits) {
+    if (undecidedRows.has(i)) continue;
+    const row = rows[i]!;
+    let result = results.get(rule);
+    if (result === undefined) results.set(rule, (result = { buckets: new Map(), sample: [], count: 0 }));
+    const size = bucketSize(rule.windowMs);
+    const b = row.ts - (row.ts % size);
+    result.buckets.set(b, (result.buckets.get(b) ?? 0) + 1);
+    result.count++;
+    addToSample(result.sample, row, samples);
+  }
+  return { results, undecided: [...undecidedRows].sort((a, b) => a - b).map((i) => rows[i]!) };
 }
 
 /** Keeps the `max` newest logs (by timestamp, newest first) in `sample`. */

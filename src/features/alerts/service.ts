@@ -7,7 +7,7 @@ import { isId, newId } from '../../ids.js';
 import { findUserById } from '../accounts/repository.js';
 import type { LogRowStored } from '../logs/repository.js';
 import { presentLog, type Log } from '../logs/present.js';
-import { compileRe2 } from '../logs/pattern.js';
+import { compileRe2, type Pattern } from '../logs/pattern.js';
 import type { AlertCount, AlertCountRow } from '../logs/writer.js';
 import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
@@ -46,6 +46,8 @@ export interface HistoryEntry {
 export type AlertsService = ReturnType<typeof createAlertsService>;
 
 const ruleNotFound = () => notFound('alert rule');
+/** How long one evaluation round spends matching a project's logs before carrying the rest to the next round. */
+export const EVALUATION_SLICE_MS = 250;
 const SAMPLE_SIZE = 5;
 
 function encodeCursor(at: number, id: string): string {
@@ -74,7 +76,7 @@ export function createAlertsService(deps: {
       await repo.addCounts(db, counts);
       return repo.countsSince(db, ruleIds, from);
     });
-  const rules = new RuleCache(db);
+  const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern cannot run; the rule counts nothing until it is changed'));
   async function owned(userId: string, id: string): Promise<repo.RuleRow> {
     const row = isId('alt', id) ? await repo.findOwnedRule(db, userId, id) : undefined;
     if (!row) throw ruleNotFound();
@@ -217,21 +219,31 @@ export function createAlertsService(deps: {
      * database (per rule and time bucket, so every node sees the same window count), and a rule
      * whose window count reaches its threshold fires if it wins the claim. Takes many batches of
      * many projects at once and costs two statements in all, plus one transaction per firing.
+     * Answers the logs it could not decide within its slice (costly patterns), per project, for a
+     * later round.
      */
-    async evaluate(work: Iterable<[projectId: string, rows: LogRowStored[]]>): Promise<void> {
+    async evaluate(work: Iterable<[projectId: string, rows: LogRowStored[]]>): Promise<Map<string, LogRowStored[]>> {
       const t = now();
       const matched: { rule: repo.RuleRow; from: number; sample: LogRowStored[] }[] = [];
       const counts: { ruleId: string; bucket: number; n: number }[] = [];
-      for (const [projectId, rows] of work) {
-        const projectRules = await rules.of(projectId);
-        if (projectRules.length === 0) continue;
-        for (const [rule, match] of matchRules(projectRules, rows, t, SAMPLE_SIZE)) {
-          for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.row.id, bucket, n });
-          const from = t - rule.windowMs;
-          matched.push({ rule: rule.row, from: from - (from % bucketSize(rule.windowMs)), sample: match.sample });
-        }
-      }
-      if (matched.length === 0) return;
+      const leftovers = new Map<string, LogRowStored[]>();
+      // Projects are matched side by side, each within its own slice of time: a project whose
+      // patterns are costly carries its undecided logs to the next round instead of holding this one.
+      const deadline = Date.now() + EVALUATION_SLICE_MS;
+      await Promise.all(
+        [...work].map(async ([projectId, rows]) => {
+          const projectRules = await rules.of(projectId);
+          if (projectRules.length === 0) return;
+          const { results, undecided } = await matchRules(projectRules, rows, t, SAMPLE_SIZE, projectId, deadline);
+          if (undecided.length > 0) leftovers.set(projectId, undecided);
+          for (const [rule, match] of results) {
+            for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.row.id, bucket, n });
+            const from = t - rule.windowMs;
+            matched.push({ rule: rule.row, from: from - (from % bucketSize(rule.windowMs)), sample: match.sample });
+          }
+        }),
+      );
+      if (matched.length === 0) return leftovers;
       const buckets = await addCounts(counts, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
       const totals = new Map<string, number>();
       const fromOf = new Map(matched.map((m) => [m.rule.id, m.from]));
@@ -242,6 +254,7 @@ export function createAlertsService(deps: {
         const count = totals.get(rule.id) ?? 0;
         if (count >= rule.threshold) await fire(rule, count, sample);
       }
+      return leftovers;
     },
 
     /** Whether a project has no enabled rule, as far as this node knows right now (no database read). */
@@ -275,6 +288,7 @@ class RuleCache {
   /** The cache's age is wall-clock time, not the service's clock (which tests may hold still). */
   constructor(
     private readonly db: Db,
+    private readonly onUnusable: (row: repo.RuleRow, err: unknown) => void,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -285,7 +299,21 @@ class RuleCache {
     const entry: { at: number; rules: Promise<LiveRule[]>; value?: LiveRule[] } = {
       at: t,
       rules: repo.enabledRules(this.db, projectId).then((rows) => {
-        const live = rows.map((row) => ({ row, level: row.level, source: row.source, windowMs: Number(row.window_ms), pattern: row.pattern === null ? null : compileRe2(row.pattern) }));
+        const live: LiveRule[] = [];
+        for (const row of rows) {
+          let pattern: Pattern | null = null;
+          if (row.pattern !== null) {
+            // Compiled once per source and kept across refreshes (compileRe2's cache). A pattern saved
+            // before today's cost cap that is past it can no longer run: the rule counts nothing.
+            try {
+              pattern = compileRe2(row.pattern);
+            } catch (err) {
+              this.onUnusable(row, err);
+              continue;
+            }
+          }
+          live.push({ row, level: row.level, source: row.source, windowMs: Number(row.window_ms), pattern });
+        }
         entry.value = live;
         return live;
       }),

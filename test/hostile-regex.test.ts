@@ -1,0 +1,153 @@
+/**
+ * Issue 14, finding 2: a valid RE2 pattern froze the whole server for seconds (search, stats, tail
+ * and alert rules), and rules with huge programs were recompiled on every rule-cache refresh. Now
+ * patterns past MAX_PROGRAM_SIZE are refused before they are compiled, costly tests leave the
+ * event loop for the regex worker, and every place a user regex runs goes through that runner.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RE2JS } from 're2js';
+import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer } from './harness.js';
+import { beside, expectUnharmed } from './hostile.js';
+import { compileRe2, estimateProgramSize, MAX_PROGRAM_SIZE, PatternTooCostly } from '../src/features/logs/pattern.js';
+import { runTests } from '../src/features/logs/regex-runner.js';
+
+/** The issue's pattern: ~20,000 instructions and no literal to prefilter on. */
+const HUGE = '([a-z]{1000})'.repeat(20);
+/** 142,000 instructions: 0.2 s to compile, so it must be refused before compiling. */
+const VAST = 'a{1000}'.repeat(142);
+/** The costliest kind still allowed: just under the cap, no literal; ~0.5 s per 30,000-character log below. */
+const COSTLY = '([a-z]{1000})([a-z]{990})';
+/** 30,000 characters on which COSTLY keeps ~1,800 threads alive at every position and never matches. */
+const VICTIM_TEXT = ('abc'.repeat(600) + '1').repeat(17).slice(0, 30_000);
+
+async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('pattern cost cap', () => {
+  it('refuses programs past the cap before compiling them, and caches by source', () => {
+    expect(RE2JS.compile(COSTLY).re2Input.prog.numInst()).toBeLessThanOrEqual(MAX_PROGRAM_SIZE);
+    expect(() => compileRe2(HUGE)).toThrow(PatternTooCostly);
+    expect(() => compileRe2(VAST)).toThrow(PatternTooCostly);
+    // The estimate alone refuses VAST: it is far past four times the cap, so nothing was compiled.
+    expect(estimateProgramSize(VAST)).toBeGreaterThan(MAX_PROGRAM_SIZE * 4);
+    // A pattern just past the cap by its real size, under it by the estimate's margin, is refused too.
+    expect(estimateProgramSize('([a-z]{1000})([a-z]{1000})x')).toBeLessThan(MAX_PROGRAM_SIZE * 4);
+    expect(() => compileRe2('([a-z]{1000})([a-z]{1000})x')).toThrow(PatternTooCostly);
+    const a = compileRe2(COSTLY);
+    expect(compileRe2(COSTLY)).toBe(a);
+    expect(a.cheap(VICTIM_TEXT)).toBe(false);
+    expect(compileRe2('timeout').cheap(VICTIM_TEXT)).toBe(true);
+  });
+
+  it('the runner answers exactly what RE2 answers, cheap and costly tests mixed, in order', async () => {
+    const costly = compileRe2(COSTLY);
+    const cheap = compileRe2('b(c|x)a');
+    const texts = [VICTIM_TEXT, 'abcabc', 'q'.repeat(2500), VICTIM_TEXT.replace('1', 'z'.repeat(2000)), 'xbxa'];
+    const tests = texts.flatMap((text) => [{ pattern: costly, text }, { pattern: cheap, text }]);
+    const got = await runTests(tests, 'proj_runner', Date.now() + 20_000);
+    const want = tests.map((t) => RE2JS.compile(t.pattern.source).test(t.text));
+    expect(got).toEqual(want);
+    expect(want).toContain(true);
+    expect(want).toContain(false);
+  });
+
+  it('leaves tests undecided past the deadline instead of running them', async () => {
+    const costly = compileRe2(COSTLY);
+    const got = await runTests([{ pattern: costly, text: VICTIM_TEXT }], 'proj_late', Date.now() - 1);
+    expect(got).toEqual([undefined]);
+  });
+});
+
+describeEngines('a costly pattern never stalls the server', (engine) => {
+  let s: TestServer;
+  let attacker: Awaited<ReturnType<typeof signup>>;
+  let attackerProject: { id: string; apiKey: string };
+  let bystanderProject: { id: string; apiKey: string };
+  let bystander: Awaited<ReturnType<typeof signup>>;
+
+  beforeAll(async () => {
+    // A generous budget: the point here is that costly work does not stall others, not the budget.
+    s = await startServer(engine, { env: { QUERY_TIME_BUDGET: '30s' } });
+    attacker = await signup(s);
+    attackerProject = await createProject(s, attacker, 'attacker');
+    bystander = await signup(s);
+    await setPlan(s, bystander.id, 'pro');
+    bystanderProject = await createProject(s, bystander, 'bystander');
+    // Two of the attacker's own logs of 30,000 characters, as in the finding.
+    const res = await ingest(s, attackerProject.apiKey, [{ message: VICTIM_TEXT }, { message: VICTIM_TEXT.replace(/1/g, '2') }]);
+    expect(res.status).toBe(202);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('patterns past the cost cap are a 400 everywhere a pattern is taken', async () => {
+    const t = attacker.accessToken;
+    const base = `/v1/projects/${attackerProject.id}/logs`;
+    for (const pattern of [HUGE, VAST]) {
+      const q = `pattern=${encodeURIComponent(pattern)}`;
+      for (const path of [`${base}?${q}`, `${base}/stats?${q}`]) {
+        const res = await s.request('GET', path, { token: t });
+        expect(res.status).toBe(400);
+        const err = errorOf(res);
+        expect(err.details).toEqual([{ path: 'querystring:/pattern', message: expect.stringContaining('too costly') }]);
+      }
+      const tail = await openTail(s, t, attackerProject.id, { query: q });
+      expect(tail.status).toBe(400);
+      const created = await s.request('POST', '/v1/alerts', { token: t, body: { projectId: attackerProject.id, name: 'x', condition: { level: 'error', threshold: 1, window: '5m', pattern }, channels: ['email'] } });
+      expect(created.status).toBe(400);
+      expect(errorOf(created).details).toEqual([{ path: '/condition/pattern', message: expect.stringContaining('instructions') }]);
+    }
+  });
+
+  it('search, stats, a tail and an alert rule with the costliest allowed pattern run beside a bystander that sees no stall', async () => {
+    const t = attacker.accessToken;
+    const base = `/v1/projects/${attackerProject.id}/logs`;
+    const q = `pattern=${encodeURIComponent(COSTLY)}`;
+    // The bystander's own rule, on a cheap pattern: it must fire while the attacker's costly work runs.
+    const rule = await s.request('POST', '/v1/alerts', { token: bystander.accessToken, body: { projectId: bystanderProject.id, name: 'bystander errors', condition: { level: 'error', threshold: 1, window: '5m', pattern: 'pay(ment)? failed' }, channels: ['email'], cooldown: '0s' } });
+    expect(rule.status).toBe(201);
+    const attackRule = await s.request('POST', '/v1/alerts', { token: t, body: { projectId: attackerProject.id, name: 'costly', condition: { level: 'error', threshold: 1, window: '5m', pattern: COSTLY }, channels: ['email'] } });
+    expect(attackRule.status).toBe(201);
+    const tail = await openTail(s, t, attackerProject.id, { query: q });
+    expect(tail.status).toBe(200);
+
+    const { result, report } = await beside(s, bystanderProject.apiKey, async () => {
+      // Every place the attacker's regex runs: search and stats over its long logs, then rule
+      // evaluation (and the tail) on more of them.
+      const search = s.request('GET', `${base}?${q}`, { token: t });
+      const stats = s.request('GET', `${base}/stats?${q}`, { token: t });
+      const bystanderError = ingest(s, bystanderProject.apiKey, [{ message: 'payment failed for order 7', level: 'error' }]);
+      const [searched, counted, bystanderSent] = await Promise.all([search, stats, bystanderError]);
+      const sent = await ingest(s, attackerProject.apiKey, Array.from({ length: 4 }, (_, i) => ({ message: VICTIM_TEXT.replace(/1/g, String(i)), level: 'error' })));
+      const answers = [sent, searched, counted, bystanderSent] as const;
+      // The bystander's rule fires while the attacker's evaluation is still working through its logs.
+      await waitUntil(async () => (await s.request('GET', `/v1/alerts/${rule.body.id}/history`, { token: bystander.accessToken })).body.data.length > 0, 10_000, "the bystander's alert");
+      return answers;
+    }, { minMs: 1500 });
+    expectUnharmed(report);
+    const [sent, search, stats, bystanderError] = result;
+    expect(sent.status).toBe(202);
+    expect(bystanderError.status).toBe(202);
+    // Correct answers, not just fast ones: none of these logs holds 1,990 letters in a row.
+    expect(search.status).toBe(200);
+    expect(search.body).toEqual({ data: [], nextCursor: null });
+    expect(stats.status).toBe(200);
+    expect(stats.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0)).toBe(0);
+    // A log the pattern does match reaches the tail, after the costly ones were decided.
+    const match = 'q'.repeat(1990);
+    expect((await ingest(s, attackerProject.apiKey, [{ message: match, level: 'error' }])).status).toBe(202);
+    await tail.waitFor(() => tail.logs().some((l) => l.message === match), 15_000);
+    expect(tail.logs().map((l) => l.message)).toEqual([match]);
+    tail.close();
+    // The attacker's rule did evaluate its logs in the end, and fired on the matching one.
+    await waitUntil(async () => (await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t })).body.data.length > 0, 15_000, "the attacker's alert");
+    const history = await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t });
+    expect(history.body.data[0].sample.map((l: { message: string }) => l.message)).toEqual([match]);
+  });
+});
