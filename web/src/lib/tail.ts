@@ -130,6 +130,9 @@ export class TailClient<T = unknown> {
             for (const e of events) {
               if (e.id !== undefined) this.lastEventId = e.id;
               if (e.event === 'log') items.push(parse(e.data));
+              // The server ended the stream on purpose (an expired token, an ended login): say why,
+              // and reconnect (with a refreshed token) from the last event.
+              else if (e.event === 'end') detail = endReason(e.data) ?? detail;
             }
             if (items.length) this.options.onEvents(items);
           }
@@ -147,5 +150,15 @@ export class TailClient<T = unknown> {
       this.setStatus('reconnecting', detail);
       await sleep(backoff(failures - 1), signal);
     }
+  }
+}
+
+/** The reason in an `event: end` frame's data (`{"reason": "..."}`), if it has one. */
+function endReason(data: string): string | undefined {
+  try {
+    const reason = (JSON.parse(data) as { reason?: unknown }).reason;
+    return typeof reason === 'string' ? `The server ended the live tail: ${reason}.` : undefined;
+  } catch {
+    return undefined;
   }
 }
