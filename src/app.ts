@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { maxHeaderSize } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -10,7 +11,7 @@ import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
 import { ingestRoutes, logQueryRoutes, otlpRoutes } from './features/logs/routes.js';
 import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
-import { errorResponses, installErrorHandling, sendError, translateError } from './http/errors.js';
+import { clientErrorHandler, errorResponses, installErrorHandling, newRequestId, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { bearerToken } from './http/auth.js';
 import { consoleRoutes } from './http/console.js';
@@ -50,7 +51,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     trustProxy: config.trustProxy,
-    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    genReqId: newRequestId,
+    // Errors of Node's HTTP parser (431, a broken Content-Length…) answer in the contract's body too.
+    clientErrorHandler: clientErrorHandler(maxHeaderSize),
     // Our own 503 OVERLOADED (below) answers requests that arrive while closing.
     return503OnClosing: false,
     forceCloseConnections: 'idle',

@@ -1,6 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
+
+/** A request id, as every request (and every error body) carries. */
+export const newRequestId = (): string => `req_${randomBytes(8).toString('hex')}`;
 
 /** The CONTRACT's error body, for the OpenAPI document and for response serialisation. */
 export const ErrorBody = Type.Object(
@@ -94,9 +100,58 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, t: Trans
   return reply.status(t.status).type('application/json; charset=utf-8').send({ error });
 }
 
+/**
+ * An error answered before the request body was read (a 413 by Content-Length, a 415, a 401 from
+ * a hook) must still reach the client. If the server answered and closed at once, the unread rest
+ * of the body would make the kernel reset the connection, and a client still writing would get
+ * EPIPE or ECONNRESET instead of the answer. So the rest of the body is read and thrown away
+ * first — at most DRAIN_MAX_BYTES within DRAIN_MAX_MS — and then the error is sent; past those
+ * bounds the error is sent at once and the connection closed.
+ */
+export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
+export const DRAIN_MAX_MS = 30_000;
+
+/** Reads and discards the rest of a request body; true when it was read to its end within the bounds. */
+function drainBody(raw: IncomingMessage): Promise<boolean> {
+  if (raw.complete) return Promise.resolve(true);
+  if (raw.destroyed || raw.socket?.destroyed) return Promise.resolve(false);
+  const length = Number(raw.headers['content-length']);
+  if (Number.isFinite(length) && length > DRAIN_MAX_BYTES) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let read = 0;
+    const finish = (ok: boolean) => {
+      clearTimeout(timer);
+      raw.off('data', onData);
+      raw.off('end', onEnd);
+      raw.off('close', onClose);
+      raw.off('error', onClose);
+      resolve(ok);
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > DRAIN_MAX_BYTES) finish(false);
+    };
+    const onEnd = () => finish(true);
+    const onClose = () => finish(raw.complete);
+    const timer = setTimeout(() => finish(false), DRAIN_MAX_MS);
+    timer.unref();
+    raw.on('data', onData);
+    raw.on('end', onEnd);
+    raw.on('close', onClose);
+    raw.on('error', onClose);
+    raw.resume();
+  });
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.addSchema(ErrorBody);
-  app.setErrorHandler((err, request, reply) => {
+  app.setErrorHandler(async (err, request, reply) => {
+    if (!request.raw.complete) {
+      // Fastify asks to close the connection after a body it refused unread; once the body is read
+      // to its end, the connection is as good as any other (the client's own Connection still counts).
+      if (await drainBody(request.raw)) reply.removeHeader('connection');
+      else reply.header('connection', 'close');
+    }
     const t = translateError(err);
     if (t.code === 'INTERNAL_ERROR') request.log.error({ err }, 'request failed');
     // Shedding load is expected behaviour, not a fault: one short line, no stack.
@@ -107,4 +162,77 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, request, { status: 404, code: 'NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.` }),
   );
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large' };
+
+/** What to answer for an error of Node's HTTP parser, which Fastify never sees as a request. */
+export function clientErrorAnswer(err: { code?: string }, maxHeaderSize: number): { status: number; code: ErrorCode; message: string } {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'VALIDATION_ERROR', message: `The request line and headers are larger than the ${Math.round(maxHeaderSize / 1024)} KiB this server takes; send a shorter URL or fewer or shorter headers.` };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The chunk extensions of the body are too large.' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return { status: 408, code: 'VALIDATION_ERROR', message: 'The request did not arrive in time.' };
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return { status: 400, code: 'VALIDATION_ERROR', message: 'The Content-Length header is not valid (not a number, given twice with different values, or sent with Transfer-Encoding).' };
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return { status: 400, code: 'VALIDATION_ERROR', message: 'The chunked body is not valid.' };
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return { status: 400, code: 'VALIDATION_ERROR', message: 'A header name or value holds characters HTTP does not allow.' };
+    default:
+      return { status: 400, code: 'VALIDATION_ERROR', message: 'The request is not valid HTTP/1.1 (a request line, header or body framing the parser refused; a Content-Length shorter than the body sent also ends here).' };
+  }
+}
+
+const answeredSockets = new WeakSet<Socket>();
+
+/**
+ * Fastify's `clientErrorHandler`: errors of Node's HTTP parser (a header section over the limit, a
+ * broken Content-Length, bytes that are not HTTP, a request that never finished arriving) get the
+ * contract's body with a request id, in the body and in X-Request-Id, like every other error.
+ * The server then half-closes: it stops writing, reads what the client still sends for a while,
+ * and only then closes, so a client still writing its request can read the answer.
+ */
+export function clientErrorHandler(maxHeaderSize: number) {
+  return function (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || socket.destroyed) return;
+    // The parser reports every later chunk of a broken stream again: answer once.
+    if (answeredSockets.has(socket)) return;
+    answeredSockets.add(socket);
+    const requestId = newRequestId();
+    const answer = clientErrorAnswer(err, maxHeaderSize);
+    this.log.info({ reqId: requestId, parserError: err.code, status: answer.status }, 'request refused by the HTTP parser');
+    // A response of an earlier request on this connection already on the wire cannot be followed.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify({ error: { code: answer.code, message: answer.message, requestId } });
+    socket.write(
+      `HTTP/1.1 ${answer.status} ${REASONS[answer.status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+    lingeringClose(socket);
+  };
+}
+
+/** Half-closes a socket and closes it once the client has stopped sending, or after the drain bounds. */
+function lingeringClose(socket: Socket): void {
+  const startRead = socket.bytesRead;
+  const check = setInterval(() => {
+    if (socket.bytesRead - startRead > DRAIN_MAX_BYTES) socket.destroy();
+  }, 250);
+  const deadline = setTimeout(() => socket.destroy(), Math.min(DRAIN_MAX_MS, 5_000));
+  check.unref();
+  deadline.unref();
+  socket.once('close', () => {
+    clearInterval(check);
+    clearTimeout(deadline);
+  });
+  socket.end();
 }
