@@ -64,28 +64,56 @@ export async function deleteExpiredRefreshTokens(db: Executor, before: number): 
 }
 
 // Login throttling: fixed windows counted in the database so every node sees the same numbers.
+// A login reserves its attempt (pending + 1) before the password is checked, in one conditional
+// upsert that succeeds only while failures + pending stay under the limit; the check then turns
+// its reservation into a failure, or gives it back. However many requests race, no more than the
+// limit can be checked in a window.
 
-export function findThrottles(db: Executor, keys: string[]) {
-  return db.selectFrom('login_throttle').selectAll().where('key', 'in', keys).execute();
+export function findThrottle(db: Executor, key: string) {
+  return db.selectFrom('login_throttle').selectAll().where('key', '=', key).executeTakeFirst();
 }
 
-/** Counts one failure for a key; a window older than `windowMs` starts over at 1. */
-export async function recordFailure(db: Executor, key: string, now: number, windowMs: number): Promise<void> {
+/**
+ * Takes one attempt for a key, or returns undefined when failures + pending already reach `limit`
+ * in the current window. A window older than `windowMs` starts over (its failures and any
+ * reservations left by a crashed node are forgotten). Returns the window the reservation lives in.
+ */
+export async function reserveAttempt(db: Executor, key: string, limit: number, now: number, windowMs: number): Promise<number | undefined> {
   const staleBefore = now - windowMs;
-  await db
+  const stale = sql<boolean>`login_throttle.window_start <= ${staleBefore}`;
+  const row = await db
     .insertInto('login_throttle')
-    .values({ key, window_start: now, failures: 1 })
+    .values({ key, window_start: now, failures: 0, pending: 1 })
     .onConflict((oc) =>
-      oc.column('key').doUpdateSet({
-        failures: sql<number>`case when login_throttle.window_start <= ${staleBefore} then 1 else login_throttle.failures + 1 end`,
-        window_start: sql<number>`case when login_throttle.window_start <= ${staleBefore} then ${now} else login_throttle.window_start end`,
-      }),
+      oc
+        .column('key')
+        .doUpdateSet({
+          failures: sql<number>`case when ${stale} then 0 else login_throttle.failures end`,
+          pending: sql<number>`case when ${stale} then 1 else login_throttle.pending + 1 end`,
+          window_start: sql<number>`case when ${stale} then ${now} else login_throttle.window_start end`,
+        })
+        .where(sql<boolean>`${stale} or login_throttle.failures + login_throttle.pending < ${limit}`),
     )
-    .execute();
+    .returning('window_start')
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.window_start);
 }
 
-export async function clearThrottle(db: Executor, key: string): Promise<void> {
-  await db.deleteFrom('login_throttle').where('key', '=', key).execute();
+/**
+ * Ends a reserved attempt: gives back its reservation (if its window is still the current one) and
+ * counts a failure when it failed. With `reset` (a success on the email key) the failures are
+ * forgotten too, but only when no other attempt for the key is still in flight: a burst can never
+ * use one right password to clear the count of the wrong ones beside it.
+ */
+export async function endAttempt(db: Executor, key: string, windowStart: number, outcome: 'failed' | 'succeeded' | 'reset'): Promise<void> {
+  const release = sql<number>`case when login_throttle.window_start = ${windowStart} and login_throttle.pending > 0 then login_throttle.pending - 1 else login_throttle.pending end`;
+  const failures =
+    outcome === 'failed'
+      ? sql<number>`login_throttle.failures + 1`
+      : outcome === 'reset'
+        ? sql<number>`case when ${release} = 0 then 0 else login_throttle.failures end`
+        : sql<number>`login_throttle.failures`;
+  await db.updateTable('login_throttle').set({ failures, pending: release }).where('key', '=', key).execute();
 }
 
 export async function deleteStaleThrottles(db: Executor, before: number): Promise<number> {

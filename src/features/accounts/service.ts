@@ -6,6 +6,7 @@ import { AppError, validationError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
 import { periodEnd } from '../plans/plans.js';
+import { isValidEmail, normaliseEmail } from './email-address.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import * as repo from './repository.js';
 import type { AccessTokens } from './tokens.js';
@@ -27,18 +28,7 @@ export interface TokenPair {
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
 
-// No blanks, no control characters (PostgreSQL cannot store NUL), one @, a dot in the domain.
-const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
-
-/** Emails are compared and stored trimmed and lower-cased. */
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
-
-export function isValidEmail(email: string): boolean {
-  const e = normaliseEmail(email);
-  return e.length <= 254 && e.isWellFormed() && EMAIL.test(e);
-}
+export { isValidEmail, normaliseEmail } from './email-address.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const toUser = (row: repo.UserRow): User => ({ id: row.id, email: row.email, createdAt: iso(row.created_at) });
@@ -86,17 +76,40 @@ export function createAccountsService(deps: {
     ];
   }
 
-  /** Seconds until the attempt may be made, or 0 when it is not throttled. */
-  async function throttledFor(keys: { key: string; limit: number }[]): Promise<number> {
-    const t = now();
-    const rows = await repo.findThrottles(db, keys.map((k) => k.key));
-    let wait = 0;
-    for (const row of rows) {
-      const limit = keys.find((k) => k.key === row.key)?.limit ?? Infinity;
-      const windowEnd = row.window_start + config.loginWindowMs;
-      if (row.failures >= limit && windowEnd > t) wait = Math.max(wait, Math.ceil((windowEnd - t) / 1000));
+  type Reservation = { key: string; windowStart: number };
+
+  /**
+   * Reserves one password check against every key, before the check runs: the reservation is an
+   * atomic conditional increment in the database, so concurrent logins on any number of nodes
+   * can never check more than a key's limit within its window. Throws 429 when a key is full
+   * (and gives back what it had taken).
+   */
+  async function reserve(keys: { key: string; limit: number }[]): Promise<Reservation[]> {
+    const taken: Reservation[] = [];
+    for (const { key, limit } of keys) {
+      const windowStart = await repo.reserveAttempt(db, key, limit, now(), config.loginWindowMs);
+      if (windowStart !== undefined) {
+        taken.push({ key, windowStart });
+        continue;
+      }
+      await release(taken, 'succeeded');
+      throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', { retryAfter: await waitFor(key) });
     }
-    return wait;
+    return taken;
+  }
+
+  /**
+   * Seconds until a full key may take an attempt again: the rest of its window. (When checks in
+   * flight fill it, a slot may free sooner, but those checks are most likely failures.)
+   */
+  async function waitFor(key: string): Promise<number> {
+    const row = await repo.findThrottle(db, key);
+    const windowStart = row ? Number(row.window_start) : now();
+    return Math.max(1, Math.ceil((windowStart + config.loginWindowMs - now()) / 1000));
+  }
+
+  async function release(taken: Reservation[], outcome: 'failed' | 'succeeded' | 'reset'): Promise<void> {
+    for (const r of taken) await repo.endAttempt(db, r.key, r.windowStart, outcome);
   }
 
   return {
@@ -124,18 +137,26 @@ export function createAccountsService(deps: {
     async login(input: { email: string; password: string }, ip: string): Promise<{ user: User } & TokenPair> {
       const email = normaliseEmail(input.email);
       const keys = throttleKeys(email, ip);
-      const wait = await throttledFor(keys);
-      if (wait > 0) throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', { retryAfter: wait });
-
-      // A string that cannot be an email cannot match an account (and may not even be storable).
-      const user = isValidEmail(email) ? await repo.findUserByEmail(db, email) : undefined;
-      // An unknown email is verified against a dummy hash, so it takes as long as a wrong password.
-      const ok = (await verifyPassword(user?.password_hash ?? (await dummyHash()), input.password)) && user !== undefined;
+      const taken = await reserve(keys);
+      let user: repo.UserRow | undefined;
+      let ok = false;
+      try {
+        user = await repo.findUserByEmail(db, email);
+        // An unknown email is verified against a dummy hash, so it takes as long as a wrong password.
+        ok = (await verifyPassword(user?.password_hash ?? (await dummyHash()), input.password)) && user !== undefined;
+      } catch (err) {
+        // Not an answer about the password: the reservation is given back, uncounted.
+        await release(taken, 'succeeded').catch(() => {});
+        throw err;
+      }
       if (!ok || !user) {
-        for (const { key } of keys) await repo.recordFailure(db, key, now(), config.loginWindowMs);
+        await release(taken, 'failed');
         throw invalidCredentials();
       }
-      await repo.clearThrottle(db, keys[0]!.key);
+      // A success never counts. On the email it also ends the run of failures before it, unless
+      // other checks for that email are in flight; the address keeps its failures.
+      await repo.endAttempt(db, taken[0]!.key, taken[0]!.windowStart, 'reset');
+      await release(taken.slice(1), 'succeeded');
       if (needsRehash(user.password_hash)) await repo.updatePasswordHash(db, user.id, await hashPassword(input.password), now());
       return { user: toUser(user), ...(await startSession(user.id)) };
     },

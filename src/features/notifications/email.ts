@@ -3,6 +3,7 @@ import { formatDuration } from '../../duration.js';
 import { levelName } from '../logs/levels.js';
 import type { Log } from '../logs/present.js';
 import type { FiringContext } from '../alerts/repository.js';
+import { isValidEmail } from '../accounts/email-address.js';
 
 /** One line, no control characters, bounded: user text that goes into a header. */
 export function headerSafe(text: string, max = 120): string {
@@ -67,8 +68,15 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
     socketTimeout: 20_000,
   });
   return {
+    /**
+     * Sends to `to` exactly: as an address object and an explicit envelope, so nodemailer parses
+     * nothing (a display name or a group in a string would otherwise choose the recipient). An
+     * address that is not a plain addr-spec (one stored before signup checked it) is not mailed.
+     */
     async send(to, message) {
-      await transport.sendMail({ from, to, subject: message.subject, text: message.text, html: message.html });
+      if (!isValidEmail(to) || to !== to.trim()) throw new Error('the recipient is not a plain email address (local@domain); nothing was sent');
+      const recipient = { name: '', address: to };
+      await transport.sendMail({ from, to: recipient, envelope: { from, to: [recipient] }, subject: message.subject, text: message.text, html: message.html });
     },
     close: () => transport.close(),
   };
