@@ -254,6 +254,8 @@ maybe('console journey in chromium', (engine) => {
     // Live tail shows a log sent after the page opened; pausing holds new logs until resumed.
     await page.goto(`/projects/${projectId}/logs`);
     await until('logs listed', async () => (await visibleMessages()).length > 0);
+    const openTails = () => server.app.services.logs.openTails();
+    const tailsBefore = openTails();
     await page.getByRole('button', { name: '▶ Live tail' }).click();
     await until('tail live', async () => (await page.locator('.tail-status').innerText()).startsWith('Live'));
     await ingest(apiKey, { level: 'warn', source: 'web', message: 'tail check one' });
@@ -261,8 +263,10 @@ maybe('console journey in chromium', (engine) => {
     await shoot('live-tail');
     await page.getByRole('button', { name: 'Pause' }).click();
     await until('paused', async () => (await page.locator('.tail-status').innerText()).startsWith('Paused'));
+    // Paused means the stream is closed and the server holds what arrives: once the server has no
+    // tail open for the page, nothing sent now can reach it before Resume.
+    await until('the paused stream closed on the server', () => openTails() === tailsBefore, 5000);
     await ingest(apiKey, { level: 'info', source: 'web', message: 'sent while paused' });
-    await page.waitForTimeout(400);
     expect(await visibleMessages()).not.toContain('sent while paused');
     await page.getByRole('button', { name: 'Resume' }).click();
     await until('resumed log shown', async () => (await visibleMessages())[0] === 'sent while paused');
@@ -278,13 +282,17 @@ maybe('console journey in chromium', (engine) => {
         return doc.elementFromPoint(r.left + 400, r.top + 12)?.closest('.log-line')?.textContent;
       });
     await page.locator('.log-scroll').evaluate((el) => void ((el as unknown as { scrollTop: number }).scrollTop = 1500));
-    await page.waitForTimeout(200);
-    const reading = await rowAtTop();
-    expect(reading).toMatch(/request \d+ served/);
-    const countBefore = await page.locator('.result-count').innerText();
+    // The rows for the new scroll position are rendered once a log line is at the top of the view.
+    const reading = await until('rows at the new scroll position', async () => {
+      const row = await rowAtTop();
+      return row && /request \d+ served/.test(row) ? row : undefined;
+    });
+    const listed = async () => Number(/Showing ([\d,]+)/.exec(await page.locator('.result-count').innerText())![1]!.replace(/,/g, ''));
+    const countBefore = await listed();
     await ingest(apiKey, [{ message: 'arrives above one' }, { message: 'arrives above two' }]);
-    await until('two more listed', async () => (await page.locator('.result-count').innerText()) !== countBefore);
-    await page.waitForTimeout(200);
+    // The count and the rows render in one commit, and the list keeps the reader's place in a layout
+    // effect of that same commit: once both are counted, the view has been adjusted (or not).
+    await until('two more listed', async () => (await listed()) === countBefore + 2);
     expect(await rowAtTop()).toBe(reading);
     await page.getByRole('button', { name: 'Stop' }).click();
 
