@@ -38,24 +38,49 @@ function segment(key: string): string {
   return escaped.replace(/[\u0000\ud800-\udfff]/gu, (c) => `\\u${hex(c.charCodeAt(0)).toLowerCase()}`);
 }
 
+/** Whether any string or object key in `value` breaks the rule: one iterative pass, no paths kept. */
+function anyTextProblem(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (textProblem(v) !== undefined) return true;
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key of Object.keys(v)) {
+        if (textProblem(key) !== undefined) return true;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
+/** Pointers this long are cut in answers: a body nested deep enough would otherwise echo megabytes. */
+const MAX_POINTER = 1000;
+
 /**
  * The first string (or object key), in document order, that breaks the rule. Walks iteratively,
- * so any nesting depth the JSON parser accepted costs no stack.
+ * so any nesting depth the JSON parser accepted costs no stack; the pointers are only built when
+ * there is something to point at.
  */
 export function findTextProblem(value: unknown): TextProblem | undefined {
+  if (!anyTextProblem(value)) return undefined;
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
+    const at = (p: string) => (p.length > MAX_POINTER ? `${p.slice(0, MAX_POINTER)}…` : p || '/');
     if (typeof v === 'string') {
       const problem = textProblem(v);
-      if (problem) return { path: path || '/', message: problem };
+      if (problem) return { path: at(path), message: problem };
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
     } else if (v !== null && typeof v === 'object') {
       const keys = Object.keys(v);
       for (const key of keys) {
         const problem = textProblem(key);
-        if (problem) return { path: `${path}/${segment(key)}`, message: `has a property name that ${problem}` };
+        if (problem) return { path: at(`${path}/${segment(key)}`), message: `has a property name that ${problem}` };
       }
       for (let i = keys.length - 1; i >= 0; i--) stack.push([(v as Record<string, unknown>)[keys[i]!], `${path}/${segment(keys[i]!)}`]);
     }
