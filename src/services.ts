@@ -53,7 +53,8 @@ export function createServices(deps: { config: Config; database: Database; secre
   const push = createPushService({ db, config, now, vapid });
 
   // Every committed batch is checked against its project's rules, off the request's path; while
-  // evaluation is more than a queue's worth of logs behind, ingestion answers 503 (nothing is dropped).
+  // evaluation is more than a queue's worth of logs or bytes behind, ingestion answers 503, and a
+  // project whose own logs are a quarter of that gets 429 (nothing is dropped).
   const evaluations = new EvaluationQueue(
     (work) => alerts.evaluate(work),
     (err) => log.error({ err }, 'alert evaluation failed'),
@@ -61,7 +62,7 @@ export function createServices(deps: { config: Config; database: Database; secre
   logs.onCommit((projectId, rows) => {
     if (!alerts.surelyNoRules(projectId)) evaluations.add(projectId, rows());
   });
-  logs.queue.shedWhen(() => evaluations.backlog >= config.ingestQueueLimit);
+  logs.queue.shedWhen((projectId) => evaluations.pressure(projectId, { logs: config.ingestQueueLimit, bytes: config.ingestQueueMaxBytes }));
 
   return {
     tokens,

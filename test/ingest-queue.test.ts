@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestQueue } from '../src/features/logs/ingest-queue.js';
-import type { Batch, LogWriter } from '../src/features/logs/writer.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type TestServer } from './harness.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/connect.js';
+import { lockRow } from '../src/db/lock.js';
+import { IngestAdmission } from '../src/features/logs/admission.js';
+import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest-queue.js';
+import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Response, type TestServer } from './harness.js';
 
 /** A writer whose commits finish when the test says so. */
 function gatedWriter() {
@@ -28,18 +32,24 @@ function gatedWriter() {
   return { writer, calls, release: () => gates.shift()?.() };
 }
 
-const batch = (n: number): Batch => ({ projectId: 'proj_x', receivedAt: 0, rows: Array.from({ length: n }, () => ({ ts: 0, level: 2, source: null, message: 'm', metadata: null })) });
+const batch = (n: number, projectId = 'proj_x', messageChars = 1): Batch => ({ projectId, receivedAt: 0, rows: Array.from({ length: n }, () => ({ ts: 0, level: 2, source: null, message: 'm'.repeat(messageChars), metadata: null })) });
+
+/** Generous bounds, each test narrowing the one it is about. */
+const options = (o: Partial<IngestQueueOptions> = {}): IngestQueueOptions => ({ maxQueuedLogs: 1e6, maxQueuedBytes: 1e9, maxLogsPerCommit: 1e6, maxBytesPerCommit: 1e9, projectShare: 1, onCommit: () => {}, ...o });
+
+/** Lets the queue take its next group after a commit finished. */
+const settle = () => new Promise((r) => setImmediate(r));
 
 describe('the ingest queue', () => {
   it('commits what waits together, and refuses with 503 OVERLOADED past its bound', async () => {
     const g = gatedWriter();
     const committed: number[] = [];
-    const q = new IngestQueue(g.writer, { maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: (c) => committed.push(...c.map((x) => x.lastSeq)) });
+    const q = new IngestQueue(g.writer, options({ maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: (c) => committed.push(...c.map((x) => x.lastSeq)) }));
     const lastOf = async (p: Promise<{ lastSeq: number } | null>) => (await p)?.lastSeq;
-    const first = lastOf(q.submit(batch(10))); // goes to the writer at once
-    const second = lastOf(q.submit(batch(40)));
-    const third = lastOf(q.submit(batch(40)));
-    await expect(q.submit(batch(20))).rejects.toMatchObject({ code: 'OVERLOADED', retryAfter: 1 });
+    const first = lastOf(q.submit(batch(10, 'proj_a'))); // goes to the writer at once
+    const second = lastOf(q.submit(batch(40, 'proj_b')));
+    const third = lastOf(q.submit(batch(40, 'proj_c')));
+    await expect(q.submit(batch(20, 'proj_d'))).rejects.toMatchObject({ code: 'OVERLOADED', retryAfter: 1 });
     expect(q.queuedLogs).toBe(90);
     g.release();
     expect(await first).toBe(10);
@@ -55,13 +65,13 @@ describe('the ingest queue', () => {
 
   it('a batch larger than the bound is still taken when nothing waits', async () => {
     const g = gatedWriter();
-    const q = new IngestQueue(g.writer, { maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: () => {} });
+    const q = new IngestQueue(g.writer, options({ maxQueuedLogs: 100, maxLogsPerCommit: 1000 }));
     const big = q.submit(batch(500));
     g.release();
     expect(await big).toEqual({ prevSeq: 0, firstSeq: 1, lastSeq: 500 });
   });
 
-  it('a failed commit fails every request in it, and the queue goes on', async () => {
+  it('a failed lone commit fails its request, and the queue goes on', async () => {
     let fail = true;
     const writer: LogWriter = {
       write: async (batches) => {
@@ -70,40 +80,237 @@ describe('the ingest queue', () => {
       },
       close: async () => {},
     };
-    const q = new IngestQueue(writer, { maxQueuedLogs: 100, maxLogsPerCommit: 1000, onCommit: () => {} });
+    const q = new IngestQueue(writer, options());
     await expect(q.submit(batch(1))).rejects.toThrow('disk full');
+    expect([q.queuedLogs, q.queuedBytes]).toEqual([0, 0]);
     fail = false;
     expect(await q.submit(batch(1))).toEqual({ prevSeq: 0, firstSeq: 1, lastSeq: 1 });
+  });
+
+  it('when a group commit fails, each batch is written alone: only the one the writer refuses fails, the others commit', async () => {
+    const calls: string[][] = [];
+    let seq = 0;
+    let release!: () => void;
+    const firstDone = new Promise<void>((r) => (release = r));
+    const writer: LogWriter = {
+      async write(batches) {
+        calls.push(batches.map((b) => b.projectId));
+        if (calls.length === 1) await firstDone;
+        if (batches.some((b) => b.projectId === 'proj_bad')) throw new Error('the database refused a value');
+        return batches.map((b) => ({ prevSeq: seq, firstSeq: seq + 1, lastSeq: (seq += b.rows.length) }));
+      },
+      close: async () => {},
+    };
+    const committed: string[] = [];
+    const q = new IngestQueue(writer, options({ onCommit: (c) => committed.push(...c.map((x) => x.batch.projectId)) }));
+    const first = q.submit(batch(1, 'proj_a'));
+    // These three wait for the first commit and then go together.
+    const results = [q.submit(batch(2, 'proj_b')), q.submit(batch(3, 'proj_bad')), q.submit(batch(4, 'proj_c'))].map((p) => p.then((r) => r, (err: Error) => err.message));
+    release();
+    expect(await first).toEqual({ prevSeq: 0, firstSeq: 1, lastSeq: 1 });
+    expect(await Promise.all(results)).toEqual([{ prevSeq: 1, firstSeq: 2, lastSeq: 3 }, 'the database refused a value', { prevSeq: 3, firstSeq: 4, lastSeq: 7 }]);
+    expect(calls).toEqual([['proj_a'], ['proj_b', 'proj_bad', 'proj_c'], ['proj_b'], ['proj_bad'], ['proj_c']]);
+    expect(committed).toEqual(['proj_a', 'proj_b', 'proj_c']);
+    expect([q.queuedLogs, q.queuedBytes]).toEqual([0, 0]);
+  });
+
+  it('a commit takes at most maxBytesPerCommit of logs (a lone larger batch goes alone), and a small batch joins past a large one that does not fit', async () => {
+    const g = gatedWriter();
+    const q = new IngestQueue(g.writer, options({ maxBytesPerCommit: 1000 }));
+    const done = [
+      q.submit(batch(1, 'proj_a', 10)), // alone: the writer was free
+      q.submit(batch(2, 'proj_b', 300)), // 600
+      q.submit(batch(1, 'proj_c', 600)), // would make 1,200: waits for the next commit
+      q.submit(batch(4, 'proj_d', 100)), // 400: joins b
+      q.submit(batch(1, 'proj_e', 5000)), // larger than a commit: alone
+    ];
+    expect(q.queuedBytes).toBe(10 + 600 + 600 + 400 + 5000);
+    for (let i = 0; i < 4; i++) {
+      g.release();
+      await settle();
+    }
+    await Promise.all(done);
+    const sizes = g.calls.map((c) => c.map((b) => b.rows.reduce((n, r) => n + r.message.length, 0)));
+    expect(sizes).toEqual([[10], [600, 400], [600], [5000]]);
+    expect(q.queuedBytes).toBe(0);
+  });
+
+  it('the queue is bounded by bytes too: past maxQueuedBytes, 503 OVERLOADED with Retry-After', async () => {
+    const g = gatedWriter();
+    const q = new IngestQueue(g.writer, options({ maxQueuedBytes: 1000 }));
+    const first = q.submit(batch(1, 'proj_a', 900));
+    await expect(q.submit(batch(1, 'proj_b', 200))).rejects.toMatchObject({ code: 'OVERLOADED', retryAfter: 1 });
+    const fits = q.submit(batch(1, 'proj_b', 100));
+    g.release();
+    await first;
+    await settle();
+    g.release();
+    await fits;
+  });
+
+  it('one project holds at most its share of the queue (logs and bytes): past it that project gets 429, while others still get in', async () => {
+    const g = gatedWriter();
+    const q = new IngestQueue(g.writer, options({ maxQueuedLogs: 100, maxQueuedBytes: 10_000, projectShare: 0.25 }));
+    expect(q.projectShare).toEqual({ logs: 25, bytes: 2500 });
+    // A lone batch passes whatever its size.
+    const big = q.submit(batch(40, 'proj_a'));
+    await expect(q.submit(batch(1, 'proj_a'))).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfter: 1 });
+    const b1 = q.submit(batch(20, 'proj_b'));
+    await expect(q.submit(batch(6, 'proj_b'))).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfter: 1 });
+    const b2 = q.submit(batch(5, 'proj_b'));
+    // By bytes: 2,000 then 600 more is past 2,500.
+    const c1 = q.submit(batch(1, 'proj_c', 2000));
+    await expect(q.submit(batch(1, 'proj_c', 600))).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    // Room for another project, up to the whole queue's bound (100 logs): 40 + 25 + 1 + 20 = 86.
+    const d = q.submit(batch(20, 'proj_d'));
+    await expect(q.submit(batch(20, 'proj_e'))).rejects.toMatchObject({ code: 'OVERLOADED' });
+    for (let i = 0; i < 2; i++) {
+      g.release();
+      await settle();
+    }
+    await Promise.all([big, b1, b2, c1, d]);
+    // Its share is free again once committed.
+    const again = q.submit(batch(25, 'proj_a'));
+    g.release();
+    expect(await again).not.toBeNull();
+  });
+
+  it('a check given to shedWhen refuses a project (429) or everyone (503)', async () => {
+    const g = gatedWriter();
+    const q = new IngestQueue(g.writer, options());
+    q.shedWhen((projectId) => (projectId === 'proj_busy' ? 'project' : projectId === 'proj_all' ? 'all' : undefined));
+    await expect(q.submit(batch(1, 'proj_busy'))).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfter: 1 });
+    await expect(q.submit(batch(1, 'proj_all'))).rejects.toMatchObject({ code: 'OVERLOADED', retryAfter: 1 });
+    const ok = q.submit(batch(1, 'proj_ok'));
+    g.release();
+    expect(await ok).not.toBeNull();
+  });
+
+  it('admission before the body is read: a project past its share of in-flight bytes gets 429, all past the total 503; a lone request always passes; claims resize and release', () => {
+    const a = new IngestAdmission({ perProjectBytes: 100, totalBytes: 250 });
+    const big = a.admit('proj_a', 500); // lone: passes
+    expect(() => a.admit('proj_a', 1)).toThrow(expect.objectContaining({ code: 'RATE_LIMITED', retryAfter: 1 }));
+    big.resize(60); // its decoded body was smaller
+    const a2 = a.admit('proj_a', 40);
+    expect(() => a2.resize(41)).toThrow(expect.objectContaining({ code: 'RATE_LIMITED' }));
+    const b = a.admit('proj_b', 100);
+    expect(() => a.admit('proj_c', 51)).toThrow(expect.objectContaining({ code: 'OVERLOADED', retryAfter: 1 }));
+    const c = a.admit('proj_c', 50);
+    expect(a.inFlightBytes).toBe(250);
+    for (const claim of [big, a2, b, c, c]) claim.release(); // a second release does nothing
+    expect(a.inFlightBytes).toBe(0);
+    a.admit('proj_c', 250).release();
+  });
+});
+
+describeEngines('a group commit with one batch the database refuses', (engine) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(engine);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('the real writer: the batch with a value the database cannot take fails alone; the others in its group are stored', async () => {
+    const a = await signup(s);
+    await setPlan(s, a.id, 'enterprise');
+    const [p1, p2, p3] = [await createProject(s, a, 'one'), await createProject(s, a, 'two'), await createProject(s, a, 'three')];
+    // A second writer on the server's database: the engine's own, not a stand-in.
+    const writer = s.engine === 'sqlite' ? createSqliteWriter(s.database.sqliteFile!) : createPostgresWriter(s.database.db);
+    const calls: number[] = [];
+    const counting: LogWriter = { write: (batches) => (calls.push(batches.length), writer.write(batches)), close: () => writer.close() };
+    const q = new IngestQueue(counting, options());
+    const rows = (n: number, level: unknown = 2) => Array.from({ length: n }, (_, i) => ({ ts: Date.now(), level: level as number, source: null, message: `m${i}`, metadata: null }));
+    try {
+      const first = q.submit({ projectId: p1.id, receivedAt: Date.now(), rows: rows(1) });
+      // Submitted while the first commit is being written: they go in one group. The middle one
+      // carries a level that is an object (what "__proto__" used to become): no engine binds it.
+      const group = [
+        q.submit({ projectId: p2.id, receivedAt: Date.now(), rows: rows(3) }),
+        q.submit({ projectId: p1.id, receivedAt: Date.now(), rows: rows(2, {}) }),
+        q.submit({ projectId: p3.id, receivedAt: Date.now(), rows: rows(4) }),
+      ].map((p) => p.then((r) => r?.lastSeq ?? null, () => 'failed'));
+      await first;
+      const outcome = await Promise.all(group);
+      expect(calls).toEqual([1, 3, 1, 1, 1]);
+      expect(outcome[1]).toBe('failed');
+      expect(typeof outcome[0]).toBe('number');
+      expect(typeof outcome[2]).toBe('number');
+    } finally {
+      await q.drain();
+      await writer.close();
+    }
+    const count = async (id: string) => (await s.request('GET', `/v1/projects/${id}`, { token: a.accessToken })).body.logCount;
+    expect([await count(p1.id), await count(p2.id), await count(p3.id)]).toEqual([1, 3, 4]);
   });
 });
 
 describeEngines('ingestion under overload', (engine) => {
   let s: TestServer;
   beforeAll(async () => {
+    // A quarter of 10,000 logs is one project's share.
     s = await startServer(engine, { env: { INGEST_QUEUE_LIMIT: '10000' } });
   });
   afterAll(async () => {
     await s?.close();
   });
 
-  it('answers only 202 or 503 with Retry-After, and stores exactly what it acknowledged', async () => {
+  it('with commits stalled, the queue fills: past its bound every project gets 503 OVERLOADED, past its share one project gets 429; each with Retry-After; exactly what was acknowledged is stored', async () => {
     const a = await signup(s);
     await setPlan(s, a.id, 'enterprise');
-    const p = await createProject(s, a);
-    const body = Array.from({ length: 6000 }, (_, i) => ({ message: `load ${i} ${'x'.repeat(100)}` }));
-    const results = await Promise.all(Array.from({ length: 12 }, () => ingest(s, p.apiKey, body)));
-    let accepted = 0;
-    for (const r of results) {
-      expect([202, 503]).toContain(r.status);
-      if (r.status === 202) accepted += r.body.accepted;
-      else {
-        expect(errorOf(r).code).toBe('OVERLOADED');
-        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
-      }
+    const projects: { id: string; apiKey: string }[] = [];
+    for (let i = 0; i < 6; i++) projects.push(await createProject(s, a, `load ${i}`));
+    const body = Array.from({ length: 2400 }, (_, i) => ({ message: `load ${i} ${'x'.repeat(100)}` }));
+
+    // Commits stall first, so the queue can only fill and the refusals are certain rather than a
+    // question of how fast this machine commits: this holds what every commit needs (SQLite: the
+    // write lock, by BEGIN IMMEDIATE; PostgreSQL: the projects' rows, which each commit updates).
+    // It is let go as soon as the refusals have come, well within SQLite's busy timeout (5 s).
+    const holder = openDatabase(loadConfig(s.env));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holding = holder.db.transaction().execute(async (tx) => {
+      for (const p of projects) await lockRow(tx, 'projects', p.id);
+      locked();
+      await released;
+    });
+    await isLocked;
+
+    const answers: { project: number; res: Response }[] = [];
+    const refusals = () => answers.filter((x) => x.res.status !== 202).length;
+    const waitFor = async (n: number) => {
+      const deadline = Date.now() + 4000;
+      while (refusals() < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
+    let pending: Promise<void>[] = [];
+    try {
+      // 6 × 2,400 logs: the first is being written, three more wait (9,600), the last two find no room.
+      pending = projects.map((p, i) => ingest(s, p.apiKey, body).then((res) => void answers.push({ project: i, res })));
+      await waitFor(2);
+      // One of the projects that got in sends more: past its share (2,500 logs), whatever the queue holds.
+      const admitted = projects.findIndex((_, i) => !answers.some((x) => x.project === i));
+      pending.push(ingest(s, projects[admitted]!.apiKey, body.slice(0, 200)).then((res) => void answers.push({ project: admitted, res })));
+      await waitFor(3);
+    } finally {
+      release();
+      await holding;
+      await holder.close();
     }
-    expect(accepted).toBeGreaterThan(0);
-    const project = (await s.request('GET', `/v1/projects/${p.id}`, { token: a.accessToken })).body;
-    expect(project.logCount).toBe(accepted);
+    await Promise.all(pending);
+
+    const by = (status: number) => answers.filter((x) => x.res.status === status);
+    expect(answers.map((x) => x.res.status).sort()).toEqual([202, 202, 202, 202, 429, 503, 503]);
+    for (const { res } of by(503)) expect(errorOf(res).code).toBe('OVERLOADED');
+    for (const { res } of by(429)) expect(errorOf(res).code).toBe('RATE_LIMITED');
+    for (const { res } of [...by(503), ...by(429)]) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    for (const [i, p] of projects.entries()) {
+      const acknowledged = by(202).filter((x) => x.project === i).reduce((n, x) => n + x.res.body.accepted, 0);
+      const project = (await s.request('GET', `/v1/projects/${p.id}`, { token: a.accessToken })).body;
+      expect(project.logCount).toBe(acknowledged);
+    }
   });
 });
 

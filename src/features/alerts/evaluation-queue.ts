@@ -8,19 +8,34 @@ import type { LogRowStored } from '../logs/repository.js';
  */
 export const MIN_ROUND_GAP_MS = 50;
 
+/** The characters of rows' messages, sources and metadata (what the ingest queue counts as bytes). */
+function rowBytes(rows: readonly LogRowStored[]): number {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    bytes += r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
+  }
+  return bytes;
+}
+
 /**
  * Committed logs waiting for alert evaluation, which runs after the 202, off the request's path.
  * One evaluation runs at a time; whatever was committed meanwhile is taken together by the next,
- * so under load many commits share one round of statements. `backlog` (logs waiting) lets ingestion
- * shed load before the backlog grows without bound.
+ * so under load many commits share one round of statements. The backlog (logs and bytes waiting,
+ * in all and per project) lets ingestion shed load before it grows without bound: `pressure()`.
  */
 export class EvaluationQueue {
   #pending = new Map<string, LogRowStored[]>();
+  #pendingBytes = new Map<string, number>();
   #backlog = 0;
+  #backlogBytes = 0;
+  /** Logs and bytes waiting (or being evaluated) per project. */
+  #held = new Map<string, { logs: number; bytes: number }>();
   #running: Promise<void> | undefined;
 
   constructor(
-    private readonly evaluate: (work: Iterable<[string, LogRowStored[]]>) => Promise<void>,
+    /** Evaluates a round; answers the logs it could not decide yet (costly patterns), per project, for the next round. */
+    private readonly evaluate: (work: Iterable<[string, LogRowStored[]]>) => Promise<Map<string, LogRowStored[]> | void>,
     private readonly onError: (err: unknown) => void,
   ) {}
 
@@ -29,11 +44,36 @@ export class EvaluationQueue {
     return this.#backlog;
   }
 
+  /** Bytes of the logs committed but not yet evaluated (message, source and metadata). */
+  get backlogBytes(): number {
+    return this.#backlogBytes;
+  }
+
+  /**
+   * Whether ingestion should wait for evaluation: `'all'` once the whole backlog reaches `bounds`
+   * (logs or bytes), `'project'` once one project's part of it reaches `share` of them (so one
+   * tenant's alert load cannot make everyone wait), else undefined.
+   */
+  pressure(projectId: string, bounds: { logs: number; bytes: number }, share = 0.25): 'all' | 'project' | undefined {
+    if (this.#backlog >= bounds.logs || this.#backlogBytes >= bounds.bytes) return 'all';
+    const mine = this.#held.get(projectId);
+    if (mine !== undefined && (mine.logs >= bounds.logs * share || mine.bytes >= bounds.bytes * share)) return 'project';
+    return undefined;
+  }
+
   add(projectId: string, rows: LogRowStored[]): void {
+    const bytes = rowBytes(rows);
     const pending = this.#pending.get(projectId);
     if (pending) for (const row of rows) pending.push(row);
     else this.#pending.set(projectId, rows.slice());
+    this.#pendingBytes.set(projectId, (this.#pendingBytes.get(projectId) ?? 0) + bytes);
+    const held = this.#held.get(projectId);
+    if (held) {
+      held.logs += rows.length;
+      held.bytes += bytes;
+    } else this.#held.set(projectId, { logs: rows.length, bytes });
     this.#backlog += rows.length;
+    this.#backlogBytes += bytes;
     this.#running ??= this.#run();
   }
 
@@ -50,15 +90,24 @@ export class EvaluationQueue {
         if (wait > 0) await sleep(wait);
         last = performance.now();
         const work = this.#pending;
+        const workBytes = this.#pendingBytes;
         this.#pending = new Map();
-        let rows = 0;
-        for (const list of work.values()) rows += list.length;
+        this.#pendingBytes = new Map();
         try {
-          await this.evaluate(work);
+          const leftovers = await this.evaluate(work);
+          if (leftovers) for (const [projectId, rest] of leftovers) this.add(projectId, rest);
         } catch (err) {
           this.onError(err);
         } finally {
-          this.#backlog -= rows;
+          for (const [projectId, list] of work) {
+            const bytes = workBytes.get(projectId) ?? 0;
+            this.#backlog -= list.length;
+            this.#backlogBytes -= bytes;
+            const held = this.#held.get(projectId)!;
+            held.logs -= list.length;
+            held.bytes -= bytes;
+            if (held.logs <= 0) this.#held.delete(projectId);
+          }
         }
       }
     } finally {

@@ -1,4 +1,5 @@
 import { AppError } from '../../errors.js';
+import { IngestAdmission, type Admitted } from './admission.js';
 import type { Batch, CommitResult, LogWriter } from './writer.js';
 
 export interface Committed extends CommitResult {
@@ -6,39 +7,136 @@ export interface Committed extends CommitResult {
 }
 
 /**
+ * What a check given to `shedWhen` says about a new batch: `'all'` refuses every project (503),
+ * `'project'` refuses only the batch's own project (429, it is over its share), `undefined` lets it in.
+ */
+export type Shed = 'all' | 'project' | undefined;
+
+export interface IngestQueueOptions {
+  /** Logs, and bytes of logs, that may wait (or be in the commit being written): past either, 503. */
+  maxQueuedLogs: number;
+  maxQueuedBytes: number;
+  /** The most logs, and bytes of logs, one commit takes; a lone larger batch still goes alone. */
+  maxLogsPerCommit: number;
+  maxBytesPerCommit: number;
+  /** The part of `maxQueuedLogs` and of `maxQueuedBytes` one project may hold; past it, that project gets 429. Default 1/4. */
+  projectShare?: number;
+  onCommit: (committed: Committed[]) => void;
+  /** Told when a commit of several batches failed (they are then written one by one), and when onCommit throws. */
+  log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/** A batch's size as the queue counts it: the characters of its messages, sources and metadata. */
+export function batchBytes(rows: Batch['rows']): number {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    bytes += r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
+  }
+  return bytes;
+}
+
+interface Waiting {
+  batch: Batch;
+  logs: number;
+  bytes: number;
+  resolve: (result: CommitResult | null) => void;
+  reject: (err: unknown) => void;
+}
+
+/** How far past a batch that does not fit the current commit the queue looks for smaller ones that do. */
+const LOOK_AHEAD = 256;
+
+/**
  * The bounded queue in front of the log writer. Requests wait here until their logs are committed;
  * whatever is waiting when the writer is free goes into the next transaction together (group
- * commit: one fsync for many requests). When more logs wait than `maxQueuedLogs`, new requests are
- * refused with 503 OVERLOADED and Retry-After instead of letting latency grow without bound.
+ * commit: one fsync for many requests), up to a number of logs and of bytes per commit (the SQLite
+ * writer's thread has a small heap). A batch that does not fit lets smaller ones behind it join the
+ * commit, so a small request does not wait behind a line of large ones.
+ *
+ * Bounds, each with Retry-After: one project holding more than its share of the queue's logs or
+ * bytes gets 429 RATE_LIMITED (it cannot fill the queue for everyone else); past the whole queue's
+ * logs or bytes, or while work that follows the commit is too far behind, 503 OVERLOADED. A lone
+ * batch is always let in when nothing of its kind waits, so a request larger than a bound can pass.
+ *
+ * A commit of several batches that fails is retried batch by batch, each in its own transaction,
+ * so a batch that the database refuses fails alone and never takes the others with it.
  */
 export class IngestQueue {
-  #waiting: { batch: Batch; resolve: (result: CommitResult | null) => void; reject: (err: unknown) => void }[] = [];
+  #waiting: Waiting[] = [];
   #queuedLogs = 0;
+  #queuedBytes = 0;
+  #perProject = new Map<string, { logs: number; bytes: number }>();
   #running = false;
   #idle: (() => void)[] = [];
-  #behind: (() => boolean)[] = [];
+  #behind: ((projectId: string) => Shed)[] = [];
+  readonly #shareLogs: number;
+  readonly #shareBytes: number;
+  readonly #admission: IngestAdmission;
 
   constructor(
     private readonly writer: LogWriter,
-    private readonly options: { maxQueuedLogs: number; maxLogsPerCommit: number; onCommit: (committed: Committed[]) => void },
-  ) {}
+    private readonly options: IngestQueueOptions,
+  ) {
+    const share = options.projectShare ?? 0.25;
+    this.#shareLogs = Math.max(1, Math.floor(options.maxQueuedLogs * share));
+    this.#shareBytes = Math.max(1, Math.floor(options.maxQueuedBytes * share));
+    this.#admission = new IngestAdmission({ perProjectBytes: this.#shareBytes, totalBytes: options.maxQueuedBytes });
+  }
+
+  /**
+   * Claims room for a request body before it is read (see IngestAdmission): the same share of
+   * bytes per project, and the same total, as the queue itself. Throws 429 or 503.
+   */
+  admit(projectId: string, bodyBytes: number): Admitted {
+    return this.#admission.admit(projectId, bodyBytes);
+  }
+
+  /** Bytes of request bodies admitted and not yet answered. */
+  get inFlightBytes(): number {
+    return this.#admission.inFlightBytes;
+  }
 
   get queuedLogs(): number {
     return this.#queuedLogs;
   }
 
-  /** Also refuses new batches (503) while `check` says work that follows the commit is too far behind. */
-  shedWhen(check: () => boolean): void {
+  get queuedBytes(): number {
+    return this.#queuedBytes;
+  }
+
+  /** The logs and bytes one project may hold in the queue before its new batches get 429. */
+  get projectShare(): { logs: number; bytes: number } {
+    return { logs: this.#shareLogs, bytes: this.#shareBytes };
+  }
+
+  /** Also refuses new batches while `check` says work that follows the commit is too far behind (for everyone, or for that project). */
+  shedWhen(check: (projectId: string) => Shed): void {
     this.#behind.push(check);
   }
 
   /** Resolves once the batch is durably committed (with where it went), or with null if the project is gone. */
   submit(batch: Batch): Promise<CommitResult | null> {
-    if ((this.#queuedLogs > 0 && this.#queuedLogs + batch.rows.length > this.options.maxQueuedLogs) || this.#behind.some((check) => check())) {
-      return Promise.reject(new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 }));
+    const logs = batch.rows.length;
+    const bytes = batchBytes(batch.rows);
+    const mine = this.#perProject.get(batch.projectId);
+    if (mine !== undefined && (mine.logs + logs > this.#shareLogs || mine.bytes + bytes > this.#shareBytes)) return overShare();
+    for (const check of this.#behind) {
+      const verdict = check(batch.projectId);
+      if (verdict === 'project') return overShare();
+      if (verdict === 'all') return overloaded();
     }
-    this.#queuedLogs += batch.rows.length;
-    const done = new Promise<CommitResult | null>((resolve, reject) => this.#waiting.push({ batch, resolve, reject }));
+    if ((this.#queuedLogs > 0 && this.#queuedLogs + logs > this.options.maxQueuedLogs) || (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.options.maxQueuedBytes)) {
+      return overloaded();
+    }
+    this.#queuedLogs += logs;
+    this.#queuedBytes += bytes;
+    if (mine === undefined) this.#perProject.set(batch.projectId, { logs, bytes });
+    else {
+      mine.logs += logs;
+      mine.bytes += bytes;
+    }
+    const done = new Promise<CommitResult | null>((resolve, reject) => this.#waiting.push({ batch, logs, bytes, resolve, reject }));
     void this.#run();
     return done;
   }
@@ -49,31 +147,88 @@ export class IngestQueue {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
+  /** The next commit: the first waiting batch, and any behind it that still fit. */
+  #nextGroup(): Waiting[] {
+    const { maxLogsPerCommit, maxBytesPerCommit } = this.options;
+    const waiting = this.#waiting;
+    const group: Waiting[] = [waiting[0]!];
+    let logs = waiting[0]!.logs;
+    let bytes = waiting[0]!.bytes;
+    const rest: Waiting[] = [];
+    let i = 1;
+    for (; i < waiting.length && rest.length < LOOK_AHEAD; i++) {
+      const w = waiting[i]!;
+      if (logs + w.logs <= maxLogsPerCommit && bytes + w.bytes <= maxBytesPerCommit) {
+        group.push(w);
+        logs += w.logs;
+        bytes += w.bytes;
+      } else rest.push(w);
+      if (logs >= maxLogsPerCommit || bytes >= maxBytesPerCommit) {
+        i++;
+        break;
+      }
+    }
+    this.#waiting = i < waiting.length ? rest.concat(waiting.slice(i)) : rest;
+    return group;
+  }
+
+  /** Frees a batch's place in the queue and answers its request. */
+  #settle(w: Waiting, outcome: { result: CommitResult | null } | { error: unknown }): void {
+    this.#queuedLogs -= w.logs;
+    this.#queuedBytes -= w.bytes;
+    const mine = this.#perProject.get(w.batch.projectId)!;
+    mine.logs -= w.logs;
+    mine.bytes -= w.bytes;
+    if (mine.logs === 0) this.#perProject.delete(w.batch.projectId);
+    if ('error' in outcome) w.reject(outcome.error);
+    else w.resolve(outcome.result);
+  }
+
+  /** Answers the batches of a finished commit and reports the stored ones. */
+  #committed(group: Waiting[], results: (CommitResult | null)[]): void {
+    const committed: Committed[] = [];
+    group.forEach((g, i) => {
+      const result = results[i] ?? null;
+      if (result !== null) committed.push({ batch: g.batch, ...result });
+      this.#settle(g, { result });
+    });
+    if (committed.length === 0) return;
+    try {
+      this.options.onCommit(committed);
+    } catch (err) {
+      // The logs are stored and answered; what reacts to them must not stop the queue.
+      this.options.log?.error({ err }, 'a commit listener failed');
+    }
+  }
+
+  /**
+   * Writes a group in one transaction. Undefined when a group of several failed (to be retried
+   * batch by batch); a lone batch that fails is answered with the error here.
+   */
+  async #write(group: Waiting[]): Promise<(CommitResult | null)[] | undefined> {
+    try {
+      return await this.writer.write(group.map((g) => g.batch));
+    } catch (err) {
+      if (group.length === 1) this.#settle(group[0]!, { error: err });
+      else this.options.log?.warn({ err, batches: group.length }, 'a group commit failed; writing its batches one by one');
+      return undefined;
+    }
+  }
+
   async #run(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
     try {
       while (this.#waiting.length > 0) {
-        const group = [];
-        let logs = 0;
-        while (this.#waiting.length > 0 && (group.length === 0 || logs + this.#waiting[0]!.batch.rows.length <= this.options.maxLogsPerCommit)) {
-          const next = this.#waiting.shift()!;
-          logs += next.batch.rows.length;
-          group.push(next);
-        }
-        try {
-          const results = await this.writer.write(group.map((g) => g.batch));
-          const committed: Committed[] = [];
-          group.forEach((g, i) => {
-            const result = results[i] ?? null;
-            if (result !== null) committed.push({ batch: g.batch, ...result });
-            g.resolve(result);
-          });
-          if (committed.length > 0) this.options.onCommit(committed);
-        } catch (err) {
-          for (const g of group) g.reject(err);
-        } finally {
-          this.#queuedLogs -= logs;
+        const group = this.#nextGroup();
+        const results = await this.#write(group);
+        if (results !== undefined) this.#committed(group, results);
+        if (results !== undefined || group.length === 1) continue;
+        // One batch may be what the database refused (or the group was too much at once): each
+        // alone, in its own transaction, so only a batch that fails by itself is refused.
+        for (const g of group) {
+          const alone = await this.#write([g]);
+          if (alone !== undefined) this.#committed([g], alone);
         }
       }
     } finally {
@@ -81,4 +236,12 @@ export class IngestQueue {
       for (const resolve of this.#idle.splice(0)) resolve();
     }
   }
+}
+
+function overShare(): Promise<never> {
+  return Promise.reject(new AppError('RATE_LIMITED', 'This project has more logs waiting to be stored than its share of the ingest queue; retry after the delay in Retry-After.', { retryAfter: 1 }));
+}
+
+function overloaded(): Promise<never> {
+  return Promise.reject(new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 }));
 }

@@ -4,6 +4,13 @@ import { parseLevel } from './levels.js';
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 export const MAX_METADATA_BYTES = 64 * 1024;
 export const MAX_SOURCE_CHARS = 200;
+/**
+ * Metadata may nest objects and arrays at most this deep (the metadata object itself is level 1).
+ * Deeper structures are refused, log by log: serialising or walking them would overflow the stack
+ * (JSON.stringify fails somewhere past a few thousand levels), and no query can reach that far.
+ */
+export const MAX_METADATA_DEPTH = 32;
+export const TOO_DEEP = `metadata is nested more than ${MAX_METADATA_DEPTH} levels deep`;
 /** A numeric timestamp below this is in seconds, not milliseconds (10^11 ms is March 1973). */
 const EPOCH_SECONDS_BELOW = 1e11;
 /** Timestamps further ahead than this are refused: a clock that far off would sort above everything. */
@@ -27,6 +34,22 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+
 /** PostgreSQL cannot store NUL in text; both engines store U+FFFD in its place. */
 const NUL = /\u0000/g;
 const clean = (s: string) => (s.includes('\u0000') ? s.replace(NUL, '\ufffd') : s);
+
+/**
+ * Whether `value` nests objects or arrays more than `levels` deep, counting `value` itself as the
+ * first level. The recursion stops at the limit, so it cannot overflow whatever the input.
+ */
+export function nestedDeeper(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels <= 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (nestedDeeper(value[i], levels - 1)) return true;
+    return false;
+  }
+  const o = value as Record<string, unknown>;
+  for (const key in o) if (nestedDeeper(o[key], levels - 1)) return true;
+  return false;
+}
 
 /** UTF-8 takes at most 3 bytes per UTF-16 unit, so most strings need no byte count at all. */
 function tooLong(s: string, maxBytes: number): boolean {
@@ -101,8 +124,12 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   if (extra) {
     // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
     const entries = [...Object.entries(log).filter(([k]) => !known(k)), ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
-    metadata = JSON.stringify(Object.fromEntries(entries));
+    const merged = Object.fromEntries(entries);
+    // Checked before serialising: JSON.stringify of a deep enough value throws.
+    if (nestedDeeper(merged, MAX_METADATA_DEPTH)) return { ok: false, message: TOO_DEEP };
+    metadata = JSON.stringify(merged);
   } else if (meta !== undefined && meta !== null) {
+    if (nestedDeeper(meta, MAX_METADATA_DEPTH)) return { ok: false, message: TOO_DEEP };
     metadata = JSON.stringify(meta);
     if (metadata === '{}') metadata = null;
   }

@@ -12,6 +12,7 @@ import protobuf from 'protobufjs';
 import { AppError } from '../../errors.js';
 import { parseLevel } from './levels.js';
 import { MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
+import { MAX_METADATA_DEPTH, TOO_DEEP } from './normalise.js';
 
 /** The messages of opentelemetry/proto/collector/logs/v1 this receiver reads and writes. */
 const PROTO = `
@@ -126,9 +127,17 @@ function idHex(value: unknown): string | undefined {
   return /^0*$/.test(hex) ? undefined : hex;
 }
 
+/**
+ * An AnyValue nested past the metadata depth limit: the record holding it is refused (and the
+ * recursion below stops there, whatever the body holds).
+ */
+class TooDeep extends Error {}
+
 /** An AnyValue as plain JSON: int64 beyond 2^53 stays a string, bytes become base64. */
 export function anyValue(v: OtlpAnyValue | undefined, depth = 0): unknown {
-  if (!isObject(v) || depth > 32) return null;
+  if (!isObject(v)) return null;
+  // Past this, the value sits deeper than MAX_METADATA_DEPTH in the record's metadata.
+  if (depth > MAX_METADATA_DEPTH) throw new TooDeep();
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.boolValue !== undefined) return v.boolValue;
   if (v.intValue !== undefined) {
@@ -166,13 +175,14 @@ function nanosToMs(value: unknown): number | undefined {
 }
 
 const SEVERITY_BANDS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-const SEVERITY_ENUM: Record<string, number> = Object.fromEntries(
-  SEVERITY_BANDS.flatMap((band, i) => [1, 2, 3, 4].map((k) => [`SEVERITY_NUMBER_${band.toUpperCase()}${k === 1 ? '' : k}`, i * 4 + k])),
+/** A Map: a lookup by the client's text must not reach Object.prototype. */
+const SEVERITY_ENUM: ReadonlyMap<string, number> = new Map(
+  SEVERITY_BANDS.flatMap((band, i) => [1, 2, 3, 4].map((k) => [`SEVERITY_NUMBER_${band.toUpperCase()}${k === 1 ? '' : k}`, i * 4 + k] as const)),
 );
 
 /** The level of a record: its severityNumber's band, else its severityText, else info. */
 export function otlpLevel(severityNumber: unknown, severityText: unknown): string {
-  const n = typeof severityNumber === 'string' ? (SEVERITY_ENUM[severityNumber] ?? Number(severityNumber)) : severityNumber;
+  const n = typeof severityNumber === 'string' ? (SEVERITY_ENUM.get(severityNumber) ?? Number(severityNumber)) : severityNumber;
   if (typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 24) return SEVERITY_BANDS[Math.floor((n - 1) / 4)]!;
   if (typeof severityText === 'string' && severityText !== '') {
     const byText = parseLevel(severityText) ?? parseLevel(severityText.replace(/\d+$/, ''));
@@ -186,24 +196,37 @@ export function toLogItems(request: OtlpRequest): BodyItem[] {
   const items: BodyItem[] = [];
   for (const rl of list<OtlpRequest['resourceLogs'] & object>(request.resourceLogs, 'resourceLogs') as unknown[]) {
     if (!isObject(rl)) continue;
-    const resource = attributes(isObject(rl.resource) ? rl.resource.attributes : undefined);
-    const serviceName = typeof resource['service.name'] === 'string' ? (resource['service.name'] as string) : undefined;
+    // Resource and scope attributes too deep for metadata refuse every record that carries them.
+    const resource = deepOr(() => attributes(isObject(rl.resource) ? rl.resource.attributes : undefined));
+    const serviceName = resource !== undefined && typeof resource['service.name'] === 'string' ? (resource['service.name'] as string) : undefined;
     for (const sl of list<unknown>(rl.scopeLogs, 'scopeLogs')) {
       if (!isObject(sl)) continue;
       const s = isObject(sl.scope) ? sl.scope : undefined;
       const name = typeof s?.name === 'string' && s.name ? s.name : undefined;
       const version = typeof s?.version === 'string' && s.version ? s.version : undefined;
-      const scopeAttributes = attributes(s?.attributes);
-      const scope = name || version ? { name, version, ...(Object.keys(scopeAttributes).length ? { attributes: scopeAttributes } : {}) } : undefined;
+      const scopeAttributes = deepOr(() => attributes(s?.attributes));
+      const scope = scopeAttributes !== undefined && (name || version) ? { name, version, ...(Object.keys(scopeAttributes).length ? { attributes: scopeAttributes } : {}) } : undefined;
       for (const record of list<unknown>(sl.logRecords, 'logRecords')) {
         if (items.length === MAX_LOGS_PER_REQUEST) {
           throw new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} log records; split the export into smaller batches.`);
         }
-        items.push(isObject(record) ? toLogItem(record as OtlpLogRecord, resource, serviceName, scope) : { error: 'a log record must be an object' });
+        if (!isObject(record)) items.push({ error: 'a log record must be an object' });
+        else if (resource === undefined || scopeAttributes === undefined) items.push({ error: TOO_DEEP });
+        else items.push(deepOr(() => toLogItem(record as OtlpLogRecord, resource, serviceName, scope)) ?? { error: TOO_DEEP });
       }
     }
   }
   return items;
+}
+
+/** What `make` returns, or undefined when it met an AnyValue nested too deep. */
+function deepOr<T>(make: () => T): T | undefined {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof TooDeep) return undefined;
+    throw err;
+  }
 }
 
 function toLogItem(r: OtlpLogRecord, resource: Record<string, unknown>, serviceName: string | undefined, scope: object | undefined): BodyItem {

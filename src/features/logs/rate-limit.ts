@@ -19,7 +19,8 @@ export class IngestRateLimiter {
 
   /** Takes `n` logs' worth from the project's bucket, or throws 429 RATE_LIMITED with Retry-After. */
   take(projectId: string, plan: string, n: number): void {
-    const rate = this.rates[plan] ?? 0;
+    // Own keys only: a plan name is data, and must not find Object.prototype's members.
+    const rate = Object.hasOwn(this.rates, plan) ? this.rates[plan]! : 0;
     if (rate <= 0) return;
     const capacity = Math.max(rate * 2, 10_000);
     const t = this.now();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError, validationError } from '../../errors.js';
@@ -8,6 +8,7 @@ import { bearerToken, bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
+import { HEAVY_BODY_BYTES, heavyWork, type Admitted } from './admission.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     plan: string;
     /** SHA-256 of an ingest request's decoded body, for Idempotency-Key. */
     bodyHash: string;
+    /** An ingest request's claim on the in-flight bytes of its project, from before its body is read until it is answered. */
+    admitted?: Admitted;
   }
 }
 
@@ -36,13 +39,33 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
   return bearerToken(request);
 }
 
-/** An onRequest hook for ingestion: the API key decides the project (and its owner's plan), before the body is read. */
-function requireApiKey(projects: ProjectsService, whenMissing: string) {
-  return async (request: FastifyRequest): Promise<void> => {
+/**
+ * What a body may cost before it is read: its Content-Length, or the most any body may grow to
+ * (5 MiB) when it is compressed (a small gzip can inflate that far) or its length is not given.
+ */
+function claimBeforeReading(request: FastifyRequest): number {
+  const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const length = Number(request.headers['content-length']);
+  if ((encoding !== 'identity' && encoding !== '') || !Number.isSafeInteger(length) || length < 0) return MAX_BODY_BYTES;
+  return Math.min(length, MAX_BODY_BYTES);
+}
+
+/**
+ * An onRequest hook for ingestion: the API key decides the project (and its owner's plan), then
+ * the body's bytes are claimed against the project's share of the ingest budget, all before the
+ * body is read, so a tenant over its share is refused (429) without the server reading, inflating
+ * or parsing anything more for it. The claim is given back when the answer is sent.
+ */
+function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing: string) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const check = await projects.verifyApiKey(apiKeyOf(request));
     if (!check.ok) throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? whenMissing : 'The API key is not valid.');
     request.projectId = check.projectId;
     request.plan = check.plan;
+    const admitted = logs.queue.admit(check.projectId, claimBeforeReading(request));
+    request.admitted = admitted;
+    // 'close' follows the answer, or a connection that went away first.
+    reply.raw.once('close', admitted.release);
   };
 }
 
@@ -85,8 +108,11 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
     app.removeContentTypeParser('application/json');
     const parser = (ndjson: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
       const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
+      // The claim becomes what the body really holds (it may refuse now, before the parse).
+      request.admitted?.resize(body.length);
       if (request.headers['idempotency-key'] !== undefined) request.bodyHash = createHash('sha256').update(body).digest('hex');
-      return parseBody(body, ndjson);
+      // A large body is parsed in a turn of its own, so many at once cannot stall the server.
+      return body.length < HEAVY_BODY_BYTES ? parseBody(body, ndjson) : heavyWork.run(() => parseBody(body, ndjson));
     };
     app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(false));
     app.addContentTypeParser(NDJSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(true));
@@ -102,7 +128,7 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
         body: S.IngestBody,
         response: { 202: S.IngestResponse, ...errorResponses(400, 401, 409, 413, 415, 422, 429, 503) },
       },
-      onRequest: requireApiKey(projects, 'Send the project API key in the X-API-Key header (or as Authorization: Bearer <key>).'),
+      onRequest: requireApiKey(projects, logs, 'Send the project API key in the X-API-Key header (or as Authorization: Bearer <key>).'),
     }, async (request, reply) => {
       const key = idempotencyKey(request);
       const items = request.body as unknown as BodyItem[];
@@ -211,7 +237,9 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService;
     const parser = (protobufBody: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
       const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
       if (body.length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
-      return otlp.toLogItems(protobufBody ? otlp.decodeProtobuf(body) : otlp.parseJsonRequest(body));
+      request.admitted?.resize(body.length);
+      const parse = () => otlp.toLogItems(protobufBody ? otlp.decodeProtobuf(body) : otlp.parseJsonRequest(body));
+      return body.length < HEAVY_BODY_BYTES ? parse() : heavyWork.run(parse);
     };
     app.addContentTypeParser(otlp.PROTOBUF_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(true));
     app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parser(false));
@@ -228,7 +256,7 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService;
           ...errorResponses(400, 401, 413, 415, 429, 503),
         },
       },
-      onRequest: requireApiKey(projects, 'Send the project API key in the x-api-key header (OTEL_EXPORTER_OTLP_HEADERS=x-api-key=<key>).'),
+      onRequest: requireApiKey(projects, logs, 'Send the project API key in the x-api-key header (OTEL_EXPORTER_OTLP_HEADERS=x-api-key=<key>).'),
     }, async (request, reply) => {
       const items = request.body as BodyItem[];
       const protobufRequest = otlp.PROTOBUF_TYPES.includes(String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase());

@@ -111,7 +111,14 @@ export function createLogsService(deps: {
   }
 
   const limiter = new IngestRateLimiter(config.ingestRates, now);
-  const queue = new IngestQueue(writer, { maxQueuedLogs: config.ingestQueueLimit, maxLogsPerCommit: config.ingestCommitMaxLogs, onCommit });
+  const queue = new IngestQueue(writer, {
+    maxQueuedLogs: config.ingestQueueLimit,
+    maxQueuedBytes: config.ingestQueueMaxBytes,
+    maxLogsPerCommit: config.ingestCommitMaxLogs,
+    maxBytesPerCommit: config.ingestCommitMaxBytes,
+    onCommit,
+    log,
+  });
   let listener: ReturnType<typeof listenForCommits> | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
   let tailCheckTimer: NodeJS.Timeout | undefined;

@@ -1,0 +1,94 @@
+import { AppError } from '../../errors.js';
+
+/** A request's claim on the in-flight budget: resized once its body is decoded, released when it is answered. */
+export interface Admitted {
+  /** Changes the claim to `bytes` (the decoded body); growing past a bound refuses as admit() does. */
+  resize(bytes: number): void;
+  /** Gives the claim back; later calls do nothing. */
+  release(): void;
+}
+
+/**
+ * Bytes of ingest request bodies in flight, per project and in all, from the moment the API key is
+ * known (before the body is read) until the answer is sent. The body's reading, decompression,
+ * JSON parsing and normalising all happen on the one event loop and in memory, before the logs
+ * reach the ingest queue's own bounds; this caps that work and memory per tenant, so one tenant
+ * sending many large requests at once is refused (429, its own problem) instead of stalling the
+ * server for everyone, and all tenants together past the total are refused with 503.
+ *
+ * A request is always let in when its project (or the server) has nothing in flight, so a body
+ * larger than a bound can still pass alone.
+ */
+export class IngestAdmission {
+  #perProject = new Map<string, number>();
+  #total = 0;
+
+  constructor(private readonly limits: { perProjectBytes: number; totalBytes: number }) {}
+
+  get inFlightBytes(): number {
+    return this.#total;
+  }
+
+  /** Claims `bytes` for the project, or throws 429 RATE_LIMITED / 503 OVERLOADED with Retry-After. */
+  admit(projectId: string, bytes: number): Admitted {
+    this.#check(projectId, 0, bytes);
+    this.#add(projectId, bytes);
+    let held = bytes;
+    let released = false;
+    return {
+      resize: (to: number) => {
+        if (released || to === held) return;
+        if (to > held) this.#check(projectId, held, to);
+        this.#add(projectId, to - held);
+        held = to;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#add(projectId, -held);
+      },
+    };
+  }
+
+  /** Throws when growing this project's claim from `from` to `to` bytes would pass a bound. */
+  #check(projectId: string, from: number, to: number): void {
+    const mine = (this.#perProject.get(projectId) ?? 0) - from;
+    if (mine > 0 && mine + to > this.limits.perProjectBytes) {
+      throw new AppError('RATE_LIMITED', 'This project has too many request bytes being received and stored at once; retry after the delay in Retry-After.', { retryAfter: 1 });
+    }
+    const others = this.#total - from;
+    if (others > 0 && others + to > this.limits.totalBytes) {
+      throw new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 });
+    }
+  }
+
+  #add(projectId: string, delta: number): void {
+    this.#total += delta;
+    const next = (this.#perProject.get(projectId) ?? 0) + delta;
+    if (next === 0) this.#perProject.delete(projectId);
+    else this.#perProject.set(projectId, next);
+  }
+}
+
+/**
+ * Runs synchronous work on the event loop one piece per loop turn, in arrival order: each waits
+ * for the one before it and then for a setImmediate, so I/O (a health check, another tenant's
+ * small request) is served between two pieces. For the CPU-heavy steps of large ingest bodies
+ * (JSON parsing, normalising), which would otherwise run back to back when many bodies arrive at
+ * once and stall the server for the sum of them.
+ */
+export class EventLoopTurns {
+  #tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(work: () => T): Promise<T> {
+    const turn = this.#tail.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(work);
+    this.#tail = turn.catch(() => undefined);
+    return turn;
+  }
+}
+
+/** One line of turns for the whole process: there is one event loop to share. */
+export const heavyWork = new EventLoopTurns();
+
+/** Bodies at least this large are parsed in their own event-loop turn; smaller ones at once. */
+export const HEAVY_BODY_BYTES = 256 * 1024;
