@@ -7,7 +7,8 @@ import { AppError } from '../errors.js';
  * UTF-16 (a lone surrogate, U+D800–U+DFFF without its pair), which JSON can carry as `\ud800`
  * and which a database or an encoder would otherwise silently turn into U+FFFD — so a password
  * `…\ud800` would then also match `…\udfff`, and a name would be echoed one way and stored another.
- * Such text answers 400 VALIDATION_ERROR at the JSON pointer of the string, on both engines alike.
+ * Such text answers 400 VALIDATION_ERROR at the JSON pointer of the string (`/condition/pattern`,
+ * `querystring:/q`), on both engines alike; in a path parameter it is a 404, as any id that cannot exist.
  *
  * Log ingestion is the exception: a log line is data a shipper copied from somewhere, and losing a
  * batch over one byte would cost the others; the ingest path stores U+FFFD in place of NUL and of
@@ -100,6 +101,9 @@ function check(request: FastifyRequest): void {
   for (const [part, name] of PARTS) {
     const found = findTextProblem(values[part]);
     if (!found) continue;
+    // A path parameter names a resource, and no resource has such a name: like any id of the wrong
+    // shape (IdParams), it is simply not found.
+    if (part === 'params') throw new AppError('NOT_FOUND', 'The resource was not found.');
     const path = part === 'body' ? found.path : `${part}:${found.path}`;
     const where = found.path === '/' ? 'it' : found.path.slice(1);
     throw new AppError('VALIDATION_ERROR', `The request ${name} is not valid: ${where} ${found.message}.`, { details: [{ path, message: found.message }] });
