@@ -109,7 +109,8 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, t: Trans
  * bounds the error is sent at once and the connection closed.
  */
 export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
-export const DRAIN_MAX_MS = 30_000;
+// Well inside SHUTDOWN_TIMEOUT (25 s), so a stalled upload cannot hold a graceful shutdown past it.
+export const DRAIN_MAX_MS = 10_000;
 
 /** Reads and discards the rest of a request body; true when it was read to its end within the bounds. */
 function drainBody(raw: IncomingMessage): Promise<boolean> {
