@@ -194,8 +194,20 @@ describeEngines('log ids across the migration to per-project seqs', (engine) => 
     const lastA = Math.max(...oldSeqs(a.id));
     const lastB = Math.max(...oldSeqs(b.id));
 
+    // SQLite: a project whose row says less than its newest log (a hand-made load) is raised to it, so
+    // its next log cannot collide with the unique (project_id, seq) index.
+    const c = engine === 'sqlite' ? await createProject(s, owner, 'c') : undefined;
+    if (c) await db.insertInto('logs').values([5001, 5002].map((seq) => ({ project_id: c.id, seq, ts: t0, received_at: t0, level: 2, source: null, message: `old c ${seq}`, metadata: null }))).execute();
+
     expect((await migrateToLatest(db)).applied).toEqual(['0008_log_seq_per_project']);
-    const stored = await db.selectFrom('logs').select(['project_id', 'seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata']).orderBy('ts').execute();
+    if (c) {
+      await db.deleteFrom('logs').where('project_id', '=', c.id).where('seq', '=', 5002).execute();
+      expect(Number((await db.selectFrom('projects').select('last_seq').where('id', '=', c.id).executeTakeFirstOrThrow()).last_seq)).toBe(5002);
+      await ingestOk(s, c.apiKey, { message: 'new c' });
+      const newestC = await s.request('GET', `/v1/projects/${c.id}/logs`, { token: owner.accessToken });
+      expect(newestC.body.data.map((l: { id: string }) => l.id)).toEqual([logId(5003), logId(5001)]);
+    }
+    const stored = await db.selectFrom('logs').select(['project_id', 'seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata']).where('project_id', 'in', [a.id, b.id]).orderBy('ts').execute();
     expect(stored.map((r) => ({ ...r, seq: Number(r.seq), ts: Number(r.ts), received_at: Number(r.received_at), level: Number(r.level) }))).toEqual(rows);
     if (engine === 'sqlite') {
       const { rows: columns } = await sql<{ name: string; pk: number }>`select name, pk from pragma_table_info('logs')`.execute(db);

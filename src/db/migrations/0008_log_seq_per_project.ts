@@ -59,6 +59,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await sql`create index logs_project_ts on logs (project_id, ts, seq)`.execute(tx);
     // Level filters (newest first) and the alert window count.
     await sql`create index logs_project_level_ts on logs (project_id, level, ts, seq)`.execute(tx);
+    // last_seq is each project's newest seq already; should a project's row say less (a hand-made
+    // load, say), its next log would collide with the unique index: raise it to the newest present.
+    await sql`update projects set last_seq = max(last_seq, coalesce((select max(seq) from logs where logs.project_id = projects.id), 0))`.execute(tx);
   });
 }
 
