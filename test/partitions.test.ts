@@ -221,7 +221,8 @@ describeEngines('daily partitions of logs', (engine) => {
       const rows = stamps.map((ts, i) => ({ project_id: 'proj_migrated', seq: i + 1, ts, received_at: now, level: i % 6, source: i % 2 ? 'api' : null, message: `row ${i}`, metadata: i % 2 ? `{"i":${i}}` : null }));
       await db.insertInto('logs').values(rows).execute();
 
-      expect((await migrateToLatest(db)).applied).toEqual(['0006_partition_logs', '0007_log_counts']);
+      // 0006 and 0007 come first; later migrations (0008 does nothing on PostgreSQL) follow them.
+      expect((await migrateToLatest(db)).applied.slice(0, 2)).toEqual(['0006_partition_logs', '0007_log_counts']);
       // 0007 filled the per-minute rollup from the logs already there.
       const rolled = await db.selectFrom('log_counts').select(['minute', 'level', 'n']).where('project_id', '=', 'proj_migrated').orderBy('minute').orderBy('level').execute();
       expect(rolled.map((r) => [Number(r.minute), Number(r.level), Number(r.n)])).toEqual(rows.map((r) => [r.ts - (r.ts % 60_000), r.level, 1]).sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]!));
