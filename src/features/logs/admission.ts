@@ -92,3 +92,84 @@ export const heavyWork = new EventLoopTurns();
 
 /** Bodies at least this large are parsed in their own event-loop turn; smaller ones at once. */
 export const HEAVY_BODY_BYTES = 256 * 1024;
+
+/**
+ * Process-wide slots for reading large request bodies. Reading many bodies at once is what stalls
+ * a Node server under a burst: each readable socket is read up to 2 MB per event-loop turn, so 80
+ * sockets with 5 MB bodies cost ~160 MB of copying per turn (measured: a /healthz probe waited
+ * ~100 ms behind a burst of 80 × 4.8 MB bodies even on a server doing nothing else with them, and
+ * ~5 ms with four read at a time). A body waiting for a slot stays in the kernel's socket buffers,
+ * and TCP slows its sender. A slot goes back when its body has been read, when its request ends,
+ * or after `holdMs`, whichever comes first, so a body that arrives slowly (slowloris) holds one
+ * only briefly and goes on being read without it.
+ */
+export class ReadSlots {
+  #free: number;
+  #waiting: (() => void)[] = [];
+
+  constructor(
+    slots: number,
+    private readonly holdMs: number,
+  ) {
+    this.#free = slots;
+  }
+
+  /** Resolves with the function that gives the slot back (later calls do nothing). */
+  async acquire(): Promise<() => void> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    let held = true;
+    const timer = setTimeout(() => release(), this.holdMs);
+    timer.unref();
+    const release = () => {
+      if (!held) return;
+      held = false;
+      clearTimeout(timer);
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    };
+    return release;
+  }
+}
+
+/** Large ingest bodies read at the same time, process-wide. */
+export const LARGE_BODY_READS = 4;
+export const largeBodyReads = new ReadSlots(LARGE_BODY_READS, 2000);
+/** Compressed bodies inflated at the same time, process-wide (each may grow to 5 MiB). */
+export const inflations = new ReadSlots(4, 5000);
+
+/**
+ * Reads the rest of a request body and throws it away, at most `maxBytes` within `maxMs`; true
+ * when it was read to its end. For a request refused before its body was read: the client can
+ * then read the refusal instead of a reset connection.
+ */
+export function discardBody(raw: import('node:http').IncomingMessage, maxBytes: number, maxMs: number): Promise<boolean> {
+  if (raw.complete) return Promise.resolve(true);
+  if (raw.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let read = 0;
+    const finish = (ok: boolean) => {
+      clearTimeout(timer);
+      raw.off('data', onData);
+      raw.off('end', onEnd);
+      raw.off('close', onClose);
+      raw.off('error', onClose);
+      if (!ok) raw.pause();
+      resolve(ok);
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > maxBytes) finish(false);
+    };
+    const onEnd = () => finish(true);
+    const onClose = () => finish(raw.complete);
+    const timer = setTimeout(() => finish(false), maxMs);
+    timer.unref();
+    raw.on('data', onData);
+    raw.on('end', onEnd);
+    raw.on('close', onClose);
+    raw.on('error', onClose);
+    raw.resume();
+  });
+}

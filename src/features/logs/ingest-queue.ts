@@ -81,12 +81,13 @@ export class IngestQueue {
     const share = options.projectShare ?? 0.25;
     this.#shareLogs = Math.max(1, Math.floor(options.maxQueuedLogs * share));
     this.#shareBytes = Math.max(1, Math.floor(options.maxQueuedBytes * share));
-    this.#admission = new IngestAdmission({ perProjectBytes: this.#shareBytes, totalBytes: options.maxQueuedBytes });
+    this.#admission = new IngestAdmission({ perProjectBytes: options.maxBytesPerCommit, totalBytes: options.maxQueuedBytes });
   }
 
   /**
-   * Claims room for a request body before it is read (see IngestAdmission): the same share of
-   * bytes per project, and the same total, as the queue itself. Throws 429 or 503.
+   * Claims room for a request body before it is read (see IngestAdmission): each project may have
+   * one commit's worth of body bytes (maxBytesPerCommit) in flight, all projects together the
+   * queue's bytes (maxQueuedBytes). Throws 429 or 503.
    */
   admit(projectId: string, bodyBytes: number): Admitted {
     return this.#admission.admit(projectId, bodyBytes);

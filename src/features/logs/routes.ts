@@ -8,7 +8,7 @@ import { bearerToken, bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
-import { HEAVY_BODY_BYTES, heavyWork, type Admitted } from './admission.js';
+import { discardBody, HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
@@ -29,8 +29,14 @@ declare module 'fastify' {
     bodyHash: string;
     /** An ingest request's claim on the in-flight bytes of its project, from before its body is read until it is answered. */
     admitted?: Admitted;
+    /** Gives back the large-body read slot an ingest request holds until its body is read. */
+    bodyRead?: () => void;
   }
 }
+
+/** A refused body is read and dropped up to this much, within this long (as the error handler does), so its client reads the refusal. */
+const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
+const DISCARD_MAX_MS = 30_000;
 
 /** The API key of an ingest request: `X-API-Key`, or `Authorization: Bearer`. Never a query parameter. */
 function apiKeyOf(request: FastifyRequest): string | undefined {
@@ -40,21 +46,45 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
 }
 
 /**
- * What a body may cost before it is read: its Content-Length, or the most any body may grow to
- * (5 MiB) when it is compressed (a small gzip can inflate that far) or its length is not given.
+ * What a body is claimed to cost before it is read: its Content-Length, or the most a body may
+ * hold (5 MiB) when its length is not given. A compressed body's claim grows to its decoded size
+ * once it is inflated (decodeInSlot), before it is parsed.
  */
 function claimBeforeReading(request: FastifyRequest): number {
-  const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   const length = Number(request.headers['content-length']);
-  if ((encoding !== 'identity' && encoding !== '') || !Number.isSafeInteger(length) || length < 0) return MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(length) || length < 0) return MAX_BODY_BYTES;
   return Math.min(length, MAX_BODY_BYTES);
+}
+
+/**
+ * Undoes Content-Encoding, a few bodies at a time process-wide when they are compressed (each may
+ * inflate to 5 MiB, whatever its claim said), then sets the request's claim to the decoded size,
+ * which may refuse it (429/503) before it is parsed.
+ */
+async function decodeInSlot(request: FastifyRequest, raw: Buffer): Promise<Buffer> {
+  request.bodyRead?.();
+  const encoding = request.headers['content-encoding'] as string | undefined;
+  let body: Buffer;
+  if (encoding === undefined || encoding.trim() === '' || encoding.trim().toLowerCase() === 'identity') body = raw;
+  else {
+    const release = await inflations.acquire();
+    try {
+      body = await decodeBody(raw, encoding);
+    } finally {
+      release();
+    }
+  }
+  request.admitted?.resize(body.length);
+  return body;
 }
 
 /**
  * An onRequest hook for ingestion: the API key decides the project (and its owner's plan), then
  * the body's bytes are claimed against the project's share of the ingest budget, all before the
- * body is read, so a tenant over its share is refused (429) without the server reading, inflating
- * or parsing anything more for it. The claim is given back when the answer is sent.
+ * body is read, so a tenant over its share is refused (429) without the server inflating or
+ * parsing anything for it. The claim is given back when the answer is sent. A large body (and a
+ * refused one, which is read and dropped so that its client gets the answer) is read in one of a
+ * few process-wide read slots: see ReadSlots.
  */
 function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing: string) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -62,10 +92,30 @@ function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing
     if (!check.ok) throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? whenMissing : 'The API key is not valid.');
     request.projectId = check.projectId;
     request.plan = check.plan;
-    const admitted = logs.queue.admit(check.projectId, claimBeforeReading(request));
+    const claim = claimBeforeReading(request);
+    const large = claim >= HEAVY_BODY_BYTES && !request.raw.complete;
+    let admitted: Admitted;
+    try {
+      admitted = logs.queue.admit(check.projectId, claim);
+    } catch (err) {
+      if (large) {
+        const release = await largeBodyReads.acquire();
+        try {
+          await discardBody(request.raw, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
+        } finally {
+          release();
+        }
+      }
+      throw err;
+    }
     request.admitted = admitted;
     // 'close' follows the answer, or a connection that went away first.
     reply.raw.once('close', admitted.release);
+    if (large) {
+      const release = await largeBodyReads.acquire();
+      request.bodyRead = release;
+      reply.raw.once('close', release);
+    }
   };
 }
 
@@ -107,9 +157,8 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
     countAnswers(app, metrics, 'logs');
     app.removeContentTypeParser('application/json');
     const parser = (ndjson: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
-      const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
       // The claim becomes what the body really holds (it may refuse now, before the parse).
-      request.admitted?.resize(body.length);
+      const body = await decodeInSlot(request, raw);
       if (request.headers['idempotency-key'] !== undefined) request.bodyHash = createHash('sha256').update(body).digest('hex');
       // A large body is parsed in a turn of its own, so many at once cannot stall the server.
       return body.length < HEAVY_BODY_BYTES ? parseBody(body, ndjson) : heavyWork.run(() => parseBody(body, ndjson));
@@ -235,9 +284,8 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService;
     countAnswers(app, metrics, 'otlp');
     app.removeContentTypeParser('application/json');
     const parser = (protobufBody: boolean) => async (request: FastifyRequest, raw: Buffer): Promise<BodyItem[]> => {
-      const body = await decodeBody(raw, request.headers['content-encoding'] as string | undefined);
+      const body = await decodeInSlot(request, raw);
       if (body.length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
-      request.admitted?.resize(body.length);
       const parse = () => otlp.toLogItems(protobufBody ? otlp.decodeProtobuf(body) : otlp.parseJsonRequest(body));
       return body.length < HEAVY_BODY_BYTES ? parse() : heavyWork.run(parse);
     };
