@@ -284,4 +284,38 @@ describeEngines('hostile ingest: deeply nested metadata', (engine) => {
     // Kept whole, not cut off at some depth.
     expect(JSON.stringify(shallow.metadata.ok)).toContain('"leaf"');
   });
+
+  it('OTLP/protobuf: a record nested past the limit is refused alone; a request past the decoder\'s own nesting limit (100 messages, as protoc) is a 400', async () => {
+    const a = await signup(s);
+    const p = await createProject(s, a);
+    // Protobuf by hand: length-delimited fields only.
+    const varint = (n: number) => {
+      const out: number[] = [];
+      for (; n > 127; n >>>= 7) out.push((n & 127) | 128);
+      out.push(n);
+      return Buffer.from(out);
+    };
+    const field = (tag: number, bytes: Buffer) => Buffer.concat([varint((tag << 3) | 2), varint(bytes.length), bytes]);
+    const text = (t: string) => Buffer.from(t);
+    /** AnyValue: arrays (2 messages a level) or kvlists (3 messages a level) `depth` deep around a string. */
+    const deep = (depth: number, kind: 'array' | 'kvlist') => {
+      let v = field(1, text('leaf'));
+      for (let i = 0; i < depth; i++) v = kind === 'array' ? field(5, field(1, v)) : field(6, field(1, Buffer.concat([field(1, text('k')), field(2, v)])));
+      return v;
+    };
+    const record = (message: string, attribute?: Buffer) => Buffer.concat([field(3, text('INFO')), field(5, field(1, text(message))), ...(attribute ? [field(6, Buffer.concat([field(1, text('a')), field(2, attribute)]))] : [])]);
+    const exportRequest = (...records: Buffer[]) => field(1, field(2, Buffer.concat(records.map((r) => field(2, r)))));
+    const post = (body: Buffer) => s.request('POST', '/v1/otlp/v1/logs', { raw: body, headers: { 'content-type': 'application/x-protobuf', 'x-api-key': p.apiKey } });
+
+    const res = await post(exportRequest(record('good'), record('40 arrays deep', deep(40, 'array')), record('20 kvlists deep', deep(20, 'kvlist'))));
+    expect(res.status).toBe(200);
+    expect(await logCount(s, a, p.id)).toBe(2);
+    const search = await s.request('GET', `/v1/projects/${p.id}/logs`, { token: a.accessToken });
+    expect(search.body.data.map((l: { message: string }) => l.message).sort()).toEqual(['20 kvlists deep', 'good']);
+
+    const tooDeep = await post(exportRequest(record('good'), record('4,100 kvlists deep', deep(4100, 'kvlist'))));
+    expect(tooDeep.status).toBe(400);
+    expect(errorOf(tooDeep).code).toBe('VALIDATION_ERROR');
+    expect(await logCount(s, a, p.id)).toBe(2);
+  });
 });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { lockRow } from '../src/db/lock.js';
-import { IngestAdmission } from '../src/features/logs/admission.js';
+import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
+import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs/admission.js';
 import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest-queue.js';
 import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
 import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Response, type TestServer } from './harness.js';
@@ -200,6 +201,82 @@ describe('the ingest queue', () => {
     for (const claim of [big, a2, b, c, c]) claim.release(); // a second release does nothing
     expect(a.inFlightBytes).toBe(0);
     a.admit('proj_c', 250).release();
+  });
+});
+
+describe('the steps before the queue', () => {
+  it('read slots: at most N holders, the next waits in order; a slot goes back on release (once) or after its hold time', async () => {
+    const slots = new ReadSlots(2, 50);
+    const order: string[] = [];
+    const a = await slots.acquire();
+    const b = await slots.acquire();
+    const c = slots.acquire().then((release) => (order.push('c'), release));
+    const d = slots.acquire().then((release) => (order.push('d'), release));
+    await settle();
+    expect(order).toEqual([]);
+    a();
+    a(); // a second release gives nothing back
+    const releaseC = await c;
+    await settle();
+    expect(order).toEqual(['c']);
+    // b never gives its slot back: after its hold time d gets one anyway.
+    const t0 = performance.now();
+    const releaseD = await d;
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(30);
+    expect(order).toEqual(['c', 'd']);
+    for (const release of [b, releaseC, releaseD]) release();
+    // Both slots are free again.
+    (await slots.acquire())();
+    (await slots.acquire())();
+  });
+
+  it('event-loop turns: pieces run in order, one per turn, with I/O and timers served between them', async () => {
+    const turns = new EventLoopTurns();
+    const seen: string[] = [];
+    const pieces = [1, 2, 3].map((n) =>
+      turns.run(() => {
+        seen.push(`piece ${n}`);
+        // Work queued by a piece runs before the next piece.
+        setImmediate(() => seen.push(`after ${n}`));
+        if (n === 2) throw new Error('piece 2 failed');
+        return n;
+      }),
+    );
+    expect(await pieces[0]).toBe(1);
+    await expect(pieces[1]).rejects.toThrow('piece 2 failed');
+    expect(await pieces[2]).toBe(3);
+    await settle();
+    expect(seen).toEqual(['piece 1', 'after 1', 'piece 2', 'after 2', 'piece 3', 'after 3']);
+  });
+
+  it('the alert evaluation backlog is bounded by bytes as well as logs, in all (everyone waits: 503) and per project (that project: 429)', async () => {
+    let finish!: () => void;
+    const evaluating = new Promise<void>((r) => (finish = r));
+    const q = new EvaluationQueue(() => evaluating, () => {});
+    const row = (projectId: string, message: string) => ({ project_id: projectId, seq: 1, ts: 0, received_at: 0, level: 2, source: null, message, metadata: null });
+    const bounds = { logs: 100, bytes: 1000 };
+    q.add('proj_a', [row('proj_a', 'x'.repeat(300))]);
+    expect([q.backlog, q.backlogBytes]).toEqual([1, 300]);
+    expect(q.pressure('proj_a', bounds)).toBe('project'); // 300 ≥ a quarter of 1,000 bytes
+    expect(q.pressure('proj_b', bounds)).toBeUndefined();
+    q.add('proj_b', Array.from({ length: 10 }, () => row('proj_b', 'y'.repeat(60))));
+    expect(q.pressure('proj_c', bounds)).toBeUndefined();
+    q.add('proj_c', [row('proj_c', 'z'.repeat(10))]);
+    expect(q.pressure('proj_c', bounds)).toBeUndefined();
+    q.add('proj_c', [row('proj_c', 'z'.repeat(1))]);
+    expect(q.pressure('proj_d', bounds)).toBeUndefined();
+    q.add('proj_d', Array.from({ length: 24 }, () => row('proj_d', '')));
+    expect(q.pressure('proj_d', bounds)).toBeUndefined();
+    q.add('proj_d', [row('proj_d', '')]);
+    expect(q.pressure('proj_d', bounds)).toBe('project'); // 25 logs: a quarter of 100
+    expect(q.pressure('proj_e', bounds)).toBeUndefined();
+    q.add('proj_e', [row('proj_e', 'w'.repeat(100))]);
+    expect(q.backlogBytes).toBe(300 + 600 + 11 + 100);
+    expect(q.pressure('proj_e', bounds)).toBe('all'); // past 1,000 bytes in all
+    finish();
+    await q.drain();
+    expect([q.backlog, q.backlogBytes]).toEqual([0, 0]);
+    expect(q.pressure('proj_a', bounds)).toBeUndefined();
   });
 });
 

@@ -8,12 +8,14 @@ import type { LogRowStored } from '../logs/repository.js';
  */
 export const MIN_ROUND_GAP_MS = 50;
 
+const textLength = (text: string | null | undefined) => (typeof text === 'string' ? text.length : 0);
+
 /** The characters of rows' messages, sources and metadata (what the ingest queue counts as bytes). */
 function rowBytes(rows: readonly LogRowStored[]): number {
   let bytes = 0;
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    bytes += r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
+    bytes += textLength(r.message) + textLength(r.source) + textLength(r.metadata);
   }
   return bytes;
 }
