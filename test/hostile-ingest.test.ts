@@ -182,6 +182,9 @@ describeEngines('hostile ingest: large requests from one tenant', (engine) => {
     console.log(`[hostile ${engine}] attacker statuses ${JSON.stringify(result.statuses)}`);
     expect(result.problems).toEqual([]);
     expect(result.acknowledged).toBeGreaterThan(0);
+    // 384 MB offered at once against a share of 16 MiB in flight (INGEST_COMMIT_MAX_BYTES): the
+    // attacker must have been refused in part, and told so.
+    expect(result.statuses[429]).toBeGreaterThan(0);
     expectUnharmed(report);
     expect(await logCount(s, victim, vp.id)).toBe(report.acknowledgedLogs);
     expect(await logCount(s, attacker, ap.id)).toBe(result.acknowledged);

@@ -8,7 +8,7 @@ import { bearerToken, bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
-import { discardBody, HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
+import { discardBody, discardPace, HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
@@ -101,7 +101,7 @@ function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing
       if (large) {
         const release = await largeBodyReads.acquire();
         try {
-          await discardBody(request.raw, DISCARD_MAX_BYTES, DISCARD_MAX_MS);
+          await discardBody(request.raw, DISCARD_MAX_BYTES, DISCARD_MAX_MS, discardPace);
         } finally {
           release();
         }
