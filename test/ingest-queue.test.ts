@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
@@ -388,6 +389,28 @@ describeEngines('ingestion under overload', (engine) => {
       const project = (await s.request('GET', `/v1/projects/${p.id}`, { token: a.accessToken })).body;
       expect(project.logCount).toBe(acknowledged);
     }
+  });
+
+  it('a request whose client goes away mid-body gives back its claim on the project\'s bytes in flight', async () => {
+    const a = await signup(s);
+    const p = await createProject(s, a);
+    const queue = s.app.services.logs.queue;
+    expect(queue.inFlightBytes).toBe(0);
+    // Announces 4 MiB, sends 1 MiB, and goes away once the server has claimed it.
+    const req = http.request(`${s.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(4 * 1024 * 1024), 'x-api-key': p.apiKey } });
+    const closed = new Promise<void>((resolve) => req.on('close', () => resolve()));
+    req.on('error', () => {});
+    req.write(Buffer.alloc(1024 * 1024, 0x20));
+    const waitFor = async (done: () => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      return done();
+    };
+    expect(await waitFor(() => queue.inFlightBytes === 4 * 1024 * 1024)).toBe(true);
+    req.destroy();
+    await closed;
+    expect(await waitFor(() => queue.inFlightBytes === 0)).toBe(true);
+    expect((await ingest(s, p.apiKey, [{ message: 'after' }])).status).toBe(202);
   });
 });
 

@@ -109,14 +109,19 @@ function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing
       throw err;
     }
     request.admitted = admitted;
-    // 'close' follows the answer, or a connection that went away first.
-    reply.raw.once('close', admitted.release);
+    whenClosed(reply, admitted.release);
     if (large) {
       const release = await largeBodyReads.acquire();
       request.bodyRead = release;
-      reply.raw.once('close', release);
+      whenClosed(reply, release);
     }
   };
+}
+
+/** Runs `fn` once the response is closed ('close' follows the answer, or a connection that went away first), even if that already happened. */
+function whenClosed(reply: FastifyReply, fn: () => void): void {
+  reply.raw.once('close', fn);
+  if (reply.raw.closed) fn();
 }
 
 /** The Idempotency-Key header: up to 255 visible ASCII characters. */
