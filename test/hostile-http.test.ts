@@ -183,7 +183,8 @@ describeEngines('hostile HTTP input', (engine) => {
     const logs = await s.request('GET', `/v1/projects/${projectId}/logs?q=lone`, { token: a.accessToken });
     expect(logs.body.data).toHaveLength(1);
     const message: string = logs.body.data[0].message;
-    expect(message.startsWith('nul\ufffd lone\ufffd')).toBe(true);
+    // One U+FFFD for each, the same on both engines.
+    expect(message).toBe('nul\ufffd lone\ufffd end');
     expect(message.includes('\u0000') || !message.isWellFormed()).toBe(false);
   });
 

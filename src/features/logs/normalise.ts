@@ -31,9 +31,16 @@ export type Normalised = { ok: true; row: LogRow } | { ok: false; message: strin
 const KNOWN = new Set(['message', 'msg', 'timestamp', 'time', 'level', 'source', 'metadata']);
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
-/** PostgreSQL cannot store NUL in text; both engines store U+FFFD in its place. */
+/**
+ * Log text is data from shippers, kept rather than refused: PostgreSQL cannot store NUL in text,
+ * and neither engine stores a lone surrogate as such (SQLite wrote three U+FFFD for one, PostgreSQL
+ * one). Both become one U+FFFD here, so both engines store and answer the same text.
+ */
 const NUL = /\u0000/g;
-const clean = (s: string) => (s.includes('\u0000') ? s.replace(NUL, '\ufffd') : s);
+const clean = (s: string) => {
+  const formed = s.isWellFormed() ? s : s.toWellFormed();
+  return formed.includes('\u0000') ? formed.replace(NUL, '\ufffd') : formed;
+};
 
 /**
  * Whether `value` nests objects or arrays more than `levels` deep, counting `value` itself as the
