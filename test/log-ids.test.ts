@@ -127,7 +127,7 @@ describeEngines('log ids per project', (engine) => {
     expect((beside.body.data as { id: string }[]).map((l) => seqOf(l.id)).sort((a, b) => a - b)).toEqual(Array.from({ length: ROUNDS * REQUESTS * 7 }, (_, i) => i + 1));
   });
 
-  it.skipIf(engine !== 'sqlite')('SQLite: newest-first pages, level pages, cursors and tail resumption are index walks within the project (skipped on PostgreSQL: it pins SQLite's query plans, which PostgreSQL does not share)', async () => {
+  it.skipIf(engine !== 'sqlite')('SQLite: newest-first pages, level pages, cursors and tail resumption are index walks within the project (skipped on PostgreSQL: it pins the query plans of SQLite, which PostgreSQL does not share)', async () => {
     // The repository's own queries, captured from a second connection to the same file.
     const captured: CompiledQuery[] = [];
     const conn = new Sqlite(s.database.sqliteFile!);
