@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { discardBody } from './discard.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 
 /** A request id, as every request (and every error body) carries. */
@@ -114,34 +115,10 @@ export const DRAIN_MAX_MS = 10_000;
 
 /** Reads and discards the rest of a request body; true when it was read to its end within the bounds. */
 function drainBody(raw: IncomingMessage): Promise<boolean> {
-  if (raw.complete) return Promise.resolve(true);
-  if (raw.destroyed || raw.socket?.destroyed) return Promise.resolve(false);
+  if (raw.socket?.destroyed) return Promise.resolve(false);
   const length = Number(raw.headers['content-length']);
   if (Number.isFinite(length) && length > DRAIN_MAX_BYTES) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    let read = 0;
-    const finish = (ok: boolean) => {
-      clearTimeout(timer);
-      raw.off('data', onData);
-      raw.off('end', onEnd);
-      raw.off('close', onClose);
-      raw.off('error', onClose);
-      resolve(ok);
-    };
-    const onData = (chunk: Buffer) => {
-      read += chunk.length;
-      if (read > DRAIN_MAX_BYTES) finish(false);
-    };
-    const onEnd = () => finish(true);
-    const onClose = () => finish(raw.complete);
-    const timer = setTimeout(() => finish(false), DRAIN_MAX_MS);
-    timer.unref();
-    raw.on('data', onData);
-    raw.on('end', onEnd);
-    raw.on('close', onClose);
-    raw.on('error', onClose);
-    raw.resume();
-  });
+  return discardBody(raw, DRAIN_MAX_BYTES, DRAIN_MAX_MS);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
