@@ -17,6 +17,7 @@ import { loadConfig, type Config, type Engine } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createLogger } from '../src/logger.js';
+import { lockRow } from '../src/db/lock.js';
 import { ACCESS_TOKEN_AUDIENCE, ACCESS_TOKEN_ISSUER } from '../src/features/accounts/tokens.js';
 import { deriveKey, resolveSecretKey } from '../src/secrets.js';
 import { SignJWT } from 'jose';
@@ -394,4 +395,31 @@ export function runCli(args: string[], env: Record<string, string>, input?: stri
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(input);
   });
+}
+
+/**
+ * Stalls every commit of these projects' logs until `release()`: it holds what each commit needs
+ * (SQLite: the write lock, taken by the transaction's BEGIN IMMEDIATE; PostgreSQL: the projects'
+ * rows, which each commit updates), from its own connection to the server's database. Let go well
+ * within SQLite's busy timeout (5 s).
+ */
+export async function holdCommits(env: Record<string, string>, projectIds: string[]): Promise<{ release(): Promise<void> }> {
+  const holder = openDatabase(loadConfig(env));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const holding = holder.db.transaction().execute(async (tx) => {
+    for (const id of projectIds) await lockRow(tx, 'projects', id);
+    locked();
+    await released;
+  });
+  await Promise.race([isLocked, holding]);
+  return {
+    async release() {
+      release();
+      await holding;
+      await holder.close();
+    },
+  };
 }

@@ -1,13 +1,10 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/connect.js';
-import { lockRow } from '../src/db/lock.js';
 import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
 import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs/admission.js';
 import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest-queue.js';
 import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Response, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, startServer, type Response, type TestServer } from './harness.js';
 
 /** A writer whose commits finish when the test says so. */
 function gatedWriter() {
@@ -345,17 +342,7 @@ describeEngines('ingestion under overload', (engine) => {
     // question of how fast this machine commits: this holds what every commit needs (SQLite: the
     // write lock, by BEGIN IMMEDIATE; PostgreSQL: the projects' rows, which each commit updates).
     // It is let go as soon as the refusals have come, well within SQLite's busy timeout (5 s).
-    const holder = openDatabase(loadConfig(s.env));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holding = holder.db.transaction().execute(async (tx) => {
-      for (const p of projects) await lockRow(tx, 'projects', p.id);
-      locked();
-      await released;
-    });
-    await isLocked;
+    const hold = await holdCommits(s.env, projects.map((p) => p.id));
 
     const answers: { project: number; res: Response }[] = [];
     const refusals = () => answers.filter((x) => x.res.status !== 202).length;
@@ -373,9 +360,7 @@ describeEngines('ingestion under overload', (engine) => {
       pending.push(ingest(s, projects[admitted]!.apiKey, body.slice(0, 200)).then((res) => void answers.push({ project: admitted, res })));
       await waitFor(3);
     } finally {
-      release();
-      await holding;
-      await holder.close();
+      await hold.release();
     }
     await Promise.all(pending);
 

@@ -5,9 +5,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/connect.js';
-import { lockRow } from '../src/db/lock.js';
 import { loadConfig } from '../src/config.js';
-import { createTestDatabase, describeEngines, request, spawnServer as serve, type TestDatabase } from './harness.js';
+import { createTestDatabase, describeEngines, holdCommits, request, spawnServer as serve, type TestDatabase } from './harness.js';
 
 const FULL = process.env.LOGLANE_RELIABILITY === 'full';
 const KILL_CYCLES = Number(process.env.LOGLANE_KILL_CYCLES ?? (FULL ? 50 : 6));
@@ -171,17 +170,7 @@ describeEngines('crash and shutdown safety', (engine) => {
     // each commit updates). The queue can then only fill, so the refusal this test is about is
     // certain rather than a question of how fast this machine commits. The lock is let go as soon
     // as the server has answered 503, well within SQLite's busy timeout (5 s).
-    const holder = openDatabase(loadConfig(db.env));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holding = holder.db.transaction().execute(async (tx) => {
-      for (const p of projects) await lockRow(tx, 'projects', p.id);
-      locked();
-      await released;
-    });
-    await isLocked;
+    const hold = await holdCommits(db.env, projects.map((p) => p.id));
 
     const statuses = new Map<number, number>();
     let ackedLogs = 0;
@@ -206,9 +195,7 @@ describeEngines('crash and shutdown safety', (engine) => {
       while (!statuses.has(503) && Date.now() < deadline) await sleep(10);
       return statuses.has(503);
     })();
-    release();
-    await holding;
-    await holder.close();
+    await hold.release();
     await load;
     const after: number[] = [];
     for (let i = 0; i < 10; i++) after.push(await single());
