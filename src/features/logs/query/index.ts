@@ -1,0 +1,161 @@
+/**
+ * The search query language (CONTRACT, "Search query language"): one parsed tree, one in-memory
+ * predicate that decides (search, stats, tail and alerts), and a narrowing that SQL may use to fetch
+ * a superset of the rows. Pure: no database, no HTTP.
+ */
+import { levelName } from '../levels.js';
+import type { Pattern } from '../pattern.js';
+import { runTests, type RegexTest } from '../regex-runner.js';
+import type { Field, Node, RegexLeaf, Value } from './ast.js';
+import { evaluate, regexTexts, type T3 } from './eval.js';
+import { narrow, type Narrowing } from './narrow.js';
+import { GROUP_BY_PATH, parse, parseField, QUERY_PATH } from './parse.js';
+import { fold, scalarText } from './text.js';
+import { LogView, metadataOf, resolvePath, type QueryLog } from './view.js';
+
+export type { Field, Node, RegexLeaf, Value, Narrowing, QueryLog };
+export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY_PATH } from './parse.js';
+export { FOLDS_TO_ASCII, fold } from './text.js';
+
+export interface Query {
+  readonly text: string;
+  readonly root: Node;
+  /** Every regular expression in the tree, by RegexLeaf.id. */
+  readonly regexes: readonly RegexLeaf[];
+  /** Terms counted against MAX_TERMS. */
+  readonly terms: number;
+}
+
+/**
+ * Parses a query. Throws AppError VALIDATION_ERROR whose details[0] is `{ path, message: 'at column
+ * N: expected …' }`; `path` defaults to 'querystring:/query' (alert rules pass '/condition/query').
+ * Empty or blank text selects every log.
+ */
+export function parseQuery(text: string, path: string = QUERY_PATH): Query {
+  const { root, regexes, terms } = parse(text, path);
+  return { text, root, regexes, terms };
+}
+
+/** The query that selects every log. */
+export const EVERY_LOG: Query = { text: '', root: { kind: 'all', start: 1, end: 1 }, regexes: [], terms: 0 };
+
+/**
+ * Decides each log, in order. Regular expressions go through the regex runner (owner = the project
+ * id): a log whose answer depends on a test not decided by `deadline` (epoch ms) answers undefined.
+ * Everything else is synchronous. Each log's metadata is parsed once per call.
+ */
+export async function matchLogs(query: Query, logs: readonly QueryLog[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
+  const out: (boolean | undefined)[] = new Array(logs.length);
+  const pending: LogView[] = [];
+  const pendingAt: number[] = [];
+  for (let i = 0; i < logs.length; i++) {
+    const view = new LogView(logs[i]!);
+    const r = evaluate(query.root, view, null);
+    if (r === undefined) {
+      pending.push(view);
+      pendingAt.push(i);
+    } else out[i] = r;
+  }
+  if (pending.length === 0) return out;
+  // One batch of regex tests for every log still open: each regex on each of its texts.
+  const tests: RegexTest[] = [];
+  const spans: number[][] = pending.map((view) =>
+    query.regexes.map((leaf) => {
+      for (const text of regexTexts(leaf.target, view)) tests.push({ pattern: leaf.pattern, text });
+      return tests.length;
+    }),
+  );
+  const results = await runTests(tests, owner, deadline);
+  let from = 0;
+  pending.forEach((view, k) => {
+    const answers: T3[] = spans[k]!.map((to) => {
+      let answer: T3 = false;
+      for (; from < to; from++) {
+        const r = results[from];
+        if (r === true) answer = true;
+        else if (r === undefined && answer === false) answer = undefined;
+      }
+      return answer;
+    });
+    out[pendingAt[k]!] = evaluate(query.root, view, (id) => answers[id]);
+  });
+  return out;
+}
+
+/** What SQL may use to narrow the rows (a superset); {} when nothing is known. See Narrowing. */
+export function narrowing(query: Query): Narrowing {
+  return narrow(query.root);
+}
+
+/** A groupBy field for stats. */
+export interface GroupField {
+  readonly text: string;
+  readonly field: Field;
+}
+
+/** groupBy: 'level', 'source', or a metadata path ('path' or '@path', quoted segments as in queries). Throws the 400 (path 'querystring:/groupBy'). */
+export function parseGroupBy(text: string): GroupField {
+  return { text, field: parseField(text, GROUP_BY_PATH) };
+}
+
+export const NONE_GROUP = '(none)';
+
+/**
+ * A log's group names for a field: the value as text (numbers and booleans as written in JSON, so
+ * 500 and "500" share a group; objects as their JSON), each distinct element of an array once;
+ * missing or null → ['(none)']. Level gives the level's name.
+ */
+export function groupNames(group: GroupField, log: QueryLog): string[] {
+  const field = group.field;
+  if (field.kind === 'level') return [levelName(log.level)];
+  if (field.kind === 'source') return [log.source ?? NONE_GROUP];
+  if (field.kind !== 'meta') return [NONE_GROUP];
+  const names = new Set<string>();
+  for (const v of resolvePath(metadataOf(log), field.path)) {
+    if (v === null || v === undefined) continue;
+    names.add(scalarText(v) ?? JSON.stringify(v));
+  }
+  return names.size === 0 ? [NONE_GROUP] : [...names];
+}
+
+/** The legacy parameters, each ANDed with the query as a node of the same tree. */
+export interface LegacyFilter {
+  from?: number;
+  to?: number;
+  levels?: readonly number[];
+  /** Exact match (case-sensitive), as the `source` parameter always was. */
+  source?: string;
+  /** Case-insensitive substring of the message: the same node as message:"q". */
+  q?: string;
+  /** RE2 on the message (compiled by compilePattern): the same node as /pattern/. */
+  pattern?: Pattern;
+}
+
+/**
+ * The query ANDed with the legacy parameters `from`, `to`, `level`, `source`, `q` and `pattern`,
+ * built as nodes (no parsing, no limits): they then narrow and match like the language's own.
+ */
+export function withFilter(query: Query, filter: LegacyFilter): Query {
+  const none = { start: 0, end: 0 };
+  const nodes: Node[] = [];
+  const regexes = [...query.regexes];
+  const field = (kind: 'level' | 'source' | 'message' | 'timestamp', value: Value): Node => ({ kind: 'field', field: { kind, text: kind, ...none }, value, ...none });
+  if (filter.from !== undefined || filter.to !== undefined) {
+    nodes.push(field('timestamp', { kind: 'range', lo: filter.from, loInclusive: true, hi: filter.to, hiInclusive: true, ...none }));
+  }
+  if (filter.levels !== undefined) {
+    const values: Value[] = filter.levels.map((n) => ({ kind: 'range', lo: n, loInclusive: true, hi: n, hiInclusive: true, ...none }));
+    nodes.push(field('level', { kind: 'list', values, ...none }));
+  }
+  if (filter.source !== undefined) nodes.push(field('source', { kind: 'exact', text: filter.source, ...none }));
+  if (filter.q !== undefined) nodes.push(field('message', { kind: 'phrase', text: filter.q, folded: fold(filter.q), ...none }));
+  if (filter.pattern !== undefined) {
+    const leaf: RegexLeaf = { id: regexes.length, source: filter.pattern.source, pattern: filter.pattern, target: { kind: 'message' } };
+    regexes.push(leaf);
+    nodes.push({ kind: 'regex', regex: leaf, ...none });
+  }
+  if (nodes.length === 0) return query;
+  const root: Node = query.root.kind === 'all' && nodes.length === 1 ? nodes[0]! : { kind: 'and', children: query.root.kind === 'all' ? nodes : [query.root, ...nodes], ...none };
+  return { text: query.text, root, regexes, terms: query.terms };
+}
+

@@ -1,0 +1,165 @@
+import { fold, scalarText, wordsOf } from './text.js';
+
+/** A log as stored: level is the index 0..5 of trace, debug, info, warn, error, fatal (src/features/logs/levels.ts); metadata is the stored JSON text of an object, or null. */
+export interface QueryLog {
+  ts: number;
+  level: number;
+  source: string | null;
+  message: string;
+  metadata: string | null;
+}
+
+/** One metadata value looked in by bare terms and phrases. */
+interface Scalar {
+  /** Folded text (numbers and booleans as written in JSON). */
+  folded: string;
+  isString: boolean;
+  words: string[] | undefined;
+}
+
+/** The last parse of a log's metadata, shared between matchLogs and groupNames for the same log object. */
+const parsedMetadata = new WeakMap<QueryLog, { text: string; value: unknown }>();
+
+/** A log's metadata as a value (undefined when there is none or it is not JSON). */
+export function metadataOf(log: QueryLog): unknown {
+  const text = log.metadata;
+  if (text === null || text === undefined) return undefined;
+  const hit = parsedMetadata.get(log);
+  if (hit && hit.text === text) return hit.value;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  parsedMetadata.set(log, { text, value });
+  return value;
+}
+
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
+
+/**
+ * The values at a dotted path, arrays flattened (an array matches when any element does). The path
+ * `a.b.c` matches nested objects and keys that themselves contain dots alike: at each object every
+ * split of the remaining segments into a key is tried. Iterative, and each (object, position) is
+ * visited once, so neither deep nor crafted metadata can blow up.
+ */
+export function resolvePath(root: unknown, path: readonly string[]): unknown[] {
+  const out: unknown[] = [];
+  if (root === undefined) return out;
+  const n = path.length;
+  const seen: Set<object>[] = [];
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [v, i] = stack.pop()!;
+    if (isObject(v)) {
+      const s = (seen[i] ??= new Set());
+      if (s.has(v)) continue;
+      s.add(v);
+    }
+    if (Array.isArray(v)) {
+      for (let k = v.length - 1; k >= 0; k--) stack.push([v[k], i]);
+      continue;
+    }
+    if (i === n) {
+      out.push(v);
+      continue;
+    }
+    if (!isObject(v)) continue;
+    let key = '';
+    for (let j = i; j < n; j++) {
+      key = j === i ? path[i]! : key + '.' + path[j]!;
+      if (Object.hasOwn(v, key)) stack.push([(v as Record<string, unknown>)[key], j + 1]);
+    }
+  }
+  return out;
+}
+
+/** Every scalar value anywhere in the metadata (strings, numbers, booleans; not keys, not null). */
+function scalarsOf(root: unknown): unknown[] {
+  const out: unknown[] = [];
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (Array.isArray(v)) {
+      for (let k = v.length - 1; k >= 0; k--) stack.push(v[k]);
+    } else if (isObject(v)) {
+      const values = Object.values(v);
+      for (let k = values.length - 1; k >= 0; k--) stack.push(values[k]);
+    } else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out.push(v);
+  }
+  return out;
+}
+
+/** A log with what the predicate derives from it, each computed once and only when needed. */
+export class LogView {
+  #meta: unknown;
+  #metaRead = false;
+  #msgFolded: string | undefined;
+  #msgWords: string[] | undefined;
+  #msgWordSet: Set<string> | undefined;
+  #sourceFolded: string | undefined;
+  #scalars: Scalar[] | undefined;
+  #allWords: Set<string> | undefined;
+  #paths = new Map<string, unknown[]>();
+  #folds = new Map<string, string>();
+
+  constructor(readonly log: QueryLog) {}
+
+  get meta(): unknown {
+    if (!this.#metaRead) {
+      this.#meta = metadataOf(this.log);
+      this.#metaRead = true;
+    }
+    return this.#meta;
+  }
+
+  get messageFolded(): string {
+    return (this.#msgFolded ??= fold(this.log.message));
+  }
+
+  get messageWords(): string[] {
+    return (this.#msgWords ??= wordsOf(this.messageFolded));
+  }
+
+  get messageWordSet(): Set<string> {
+    return (this.#msgWordSet ??= new Set(this.messageWords));
+  }
+
+  get sourceFolded(): string | undefined {
+    if (this.log.source === null) return undefined;
+    return (this.#sourceFolded ??= fold(this.log.source));
+  }
+
+  get scalars(): Scalar[] {
+    return (this.#scalars ??= scalarsOf(this.meta).map((v) => ({ folded: fold(scalarText(v)!), isString: typeof v === 'string', words: undefined })));
+  }
+
+  scalarWords(s: Scalar): string[] {
+    return (s.words ??= wordsOf(s.folded));
+  }
+
+  /** Words of the message and of every metadata value. */
+  get allWords(): Set<string> {
+    if (!this.#allWords) {
+      const set = new Set(this.messageWords);
+      for (const s of this.scalars) for (const w of this.scalarWords(s)) set.add(w);
+      this.#allWords = set;
+    }
+    return this.#allWords;
+  }
+
+  /** The values at a metadata path, arrays flattened. */
+  values(path: readonly string[]): unknown[] {
+    const key = JSON.stringify(path);
+    let hit = this.#paths.get(key);
+    if (!hit) this.#paths.set(key, (hit = resolvePath(this.meta, path)));
+    return hit;
+  }
+
+  fold(s: string): string {
+    let hit = this.#folds.get(s);
+    if (hit === undefined) this.#folds.set(s, (hit = fold(s)));
+    return hit;
+  }
+}

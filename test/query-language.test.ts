@@ -1,0 +1,257 @@
+/**
+ * The query language as a pure module (src/features/logs/query): the parser's errors and limits,
+ * the predicate over the CONTRACT's table (test/query-cases.ts), the narrowing (a superset on every
+ * case), groupBy, and random queries that may only ever produce the 400.
+ */
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../src/errors.js';
+import { LEVELS } from '../src/features/logs/levels.js';
+import { compilePattern } from '../src/features/logs/filter.js';
+import { FOLDS_TO_ASCII, fold, groupNames, matchLogs, narrowing, parseGroupBy, parseQuery, withFilter, type Narrowing, type Query, type QueryLog } from '../src/features/logs/query/index.js';
+import { QUERY_CASES, QUERY_ERRORS, QUERY_LOGS, type NamedLog } from './query-cases.js';
+
+const OWNER = 'proj_test';
+const soon = () => Date.now() + 10_000;
+
+async function selected(query: Query, logs: readonly NamedLog[] = QUERY_LOGS): Promise<string[]> {
+  const answers = await matchLogs(query, logs, OWNER, soon());
+  expect(answers.every((a) => a !== undefined)).toBe(true);
+  return logs.filter((_, i) => answers[i]).map((l) => l.name).sort();
+}
+
+/** The 400 a query gives: its details[0]. */
+function refusal(text: string, path?: string): { path: string; message: string } {
+  try {
+    parseQuery(text, path);
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    const e = err as AppError;
+    expect(e.code).toBe('VALIDATION_ERROR');
+    expect(e.status).toBe(400);
+    return (e.details as { path: string; message: string }[])[0]!;
+  }
+  throw new Error(`parsed without an error: ${text}`);
+}
+
+describe('the fixtures', () => {
+  it('have unique names and the stored shape', () => {
+    expect(new Set(QUERY_LOGS.map((l) => l.name)).size).toBe(QUERY_LOGS.length);
+    for (const l of QUERY_LOGS) {
+      expect(l.level).toBeGreaterThanOrEqual(0);
+      expect(l.level).toBeLessThan(LEVELS.length);
+      if (l.metadata !== null) expect(JSON.stringify(JSON.parse(l.metadata))).toBe(l.metadata);
+    }
+    for (const c of QUERY_CASES) for (const name of c.expect) expect(QUERY_LOGS.some((l) => l.name === name), `${c.query}: ${name}`).toBe(true);
+    expect(QUERY_CASES.length).toBeGreaterThanOrEqual(60);
+  });
+});
+
+describe('parser', () => {
+  it.each(QUERY_ERRORS.map((e) => [e.query.length > 60 ? `${e.query.slice(0, 60)}… (${e.query.length})` : e.query, e] as const))('refuses %s with its column', (_, e) => {
+    const d = refusal(e.query);
+    expect(d.path).toBe('querystring:/query');
+    const m = /^at column (\d+): (expected .*)$/.exec(d.message);
+    expect(m, d.message).not.toBeNull();
+    expect(Number(m![1]), d.message).toBe(e.column);
+    expect(m![2], d.message).toMatch(e.expected);
+  });
+
+  it('uses the caller’s path and a sentence for the top-level message', () => {
+    expect(refusal('@status:', '/condition/query')).toEqual({ path: '/condition/query', message: "at column 9: expected a value after ':'" });
+    try {
+      parseQuery('(a');
+    } catch (err) {
+      expect((err as AppError).message).toBe("The query is not valid: at column 3: expected ')' to close the '(' at column 1.");
+    }
+  });
+
+  it('holds the limits exactly at their edges', () => {
+    expect(() => parseQuery('a'.repeat(2000))).not.toThrow();
+    expect(() => parseQuery('🚀'.repeat(2000))).not.toThrow(); // code points, not UTF-16 units
+    expect(refusal('🚀'.repeat(2001)).message).toMatch(/^at column 2001: /);
+    expect(() => parseQuery(Array.from({ length: 64 }, (_, i) => `w${i}`).join(' '))).not.toThrow();
+    expect(() => parseQuery(`${'('.repeat(16)}a${')'.repeat(16)}`)).not.toThrow();
+    expect(() => parseQuery(`${'('.repeat(15)}@x:(1 OR 2)${')'.repeat(15)}`)).not.toThrow();
+    expect(() => parseQuery(`@x:(${Array.from({ length: 64 }, (_, i) => i).join(' OR ')})`)).not.toThrow();
+    expect(refusal(`@x:(${Array.from({ length: 65 }, (_, i) => i).join(' OR ')})`).message).toMatch(/at most 64 terms/);
+    // Prefixes are read in a loop, not recursively: a long run of them is fine.
+    expect(() => parseQuery('-'.repeat(1999) + 'a')).not.toThrow();
+    expect(() => parseQuery('NOT '.repeat(499) + 'a')).not.toThrow();
+  });
+
+  it('counts columns in code points', () => {
+    expect(refusal('🚀🚀 (a').message).toBe("at column 6: expected ')' to close the '(' at column 4");
+    expect(refusal('é\u0301 @x:').message).toBe("at column 7: expected a value after ':'");
+  });
+
+  it('gives nodes their columns', () => {
+    const q = parseQuery('🚀 level:error OR "x y"');
+    expect(q.root.kind).toBe('or');
+    if (q.root.kind !== 'or') return;
+    const [and, phrase] = q.root.children;
+    expect(and).toMatchObject({ kind: 'and', start: 1, end: 14 });
+    expect(phrase).toMatchObject({ kind: 'phrase', start: 18, end: 23 });
+    if (and?.kind !== 'and') return;
+    expect(and.children[1]).toMatchObject({ kind: 'field', start: 3, end: 14, field: { kind: 'level', start: 3, end: 8 }, value: { kind: 'range', start: 9, end: 14 } });
+  });
+
+  it('reads precedence as NOT > AND > OR, and lower-case operators as words', () => {
+    const shape = (n: Query['root']): unknown =>
+      n.kind === 'and' || n.kind === 'or' ? { [n.kind]: n.children.map(shape) } : n.kind === 'not' ? { not: shape(n.child) } : n.kind === 'term' ? n.text : n.kind;
+    expect(shape(parseQuery('a b OR c').root)).toEqual({ or: [{ and: ['a', 'b'] }, 'c'] });
+    expect(shape(parseQuery('a OR b c').root)).toEqual({ or: ['a', { and: ['b', 'c'] }] });
+    expect(shape(parseQuery('a AND b OR NOT c d').root)).toEqual({ or: [{ and: ['a', 'b'] }, { and: [{ not: 'c' }, 'd'] }] });
+    expect(shape(parseQuery('-a -(b OR c)').root)).toEqual({ and: [{ not: 'a' }, { not: { or: ['b', 'c'] } }] });
+    expect(shape(parseQuery('a and b or not c').root)).toEqual({ and: ['a', 'and', 'b', 'or', 'not', 'c'] });
+    expect(shape(parseQuery('NOT NOT a').root)).toEqual('a');
+  });
+
+  it('turns every regex failure into the 400 at the regex', () => {
+    for (const q of ['/a{2,1}/', '/\\8/', '/(?<name)/', '/[z-a]/']) {
+      expect(refusal(`ok ${q}`).message, q).toMatch(/^at column 4: expected (a valid RE2|a cheaper)/);
+    }
+  });
+});
+
+describe('predicate', () => {
+  it.each(QUERY_CASES.map((c) => [c.query, c] as const))('%s', async (_, c) => {
+    expect(await selected(parseQuery(c.query))).toEqual([...c.expect].sort());
+  });
+
+  it('answers undefined for a log whose regex was not decided in time, and decides the rest', async () => {
+    const logs: QueryLog[] = [
+      { ts: 1, level: 4, source: null, message: 'x'.repeat(60_000), metadata: null },
+      { ts: 1, level: 2, source: null, message: 'y'.repeat(60_000), metadata: null },
+    ];
+    const q = parseQuery('level:error /x[a-z]{60}z/');
+    // A deadline already past: the costly test (the message is long) is never run.
+    const answers = await matchLogs(q, logs, OWNER, Date.now() - 1);
+    expect(answers).toEqual([undefined, false]);
+    expect(await matchLogs(parseQuery('level:info OR /x[a-z]{60}z/'), logs, OWNER, Date.now() - 1)).toEqual([undefined, true]);
+  });
+
+  it('parses malformed or odd metadata without throwing', async () => {
+    const logs: QueryLog[] = [
+      { ts: 1, level: 2, source: null, message: 'm', metadata: '{not json' },
+      { ts: 1, level: 2, source: null, message: 'm', metadata: '[1,2,{"a":3}]' },
+      { ts: 1, level: 2, source: null, message: 'm', metadata: JSON.stringify({ __proto__: 1, constructor: { a: 'x' } }).replace('{', '{"__proto__":{"a":"p"},') },
+      { ts: 1, level: 2, source: null, message: 'm', metadata: '['.repeat(5000) + ']'.repeat(5000) },
+    ];
+    expect(await matchLogs(parseQuery('@a:3'), logs, OWNER, soon())).toEqual([false, true, false, false]);
+    expect(await matchLogs(parseQuery('@__proto__.a:p'), logs, OWNER, soon())).toEqual([false, false, true, false]);
+    expect(await matchLogs(parseQuery('@constructor.a:x p'), logs, OWNER, soon())).toEqual([false, false, true, false]);
+    expect(await matchLogs(parseQuery('@toString:*'), logs, OWNER, soon())).toEqual([false, false, false, false]);
+  });
+
+  it('resolves dotted paths without blowing up on many ways to split them', async () => {
+    const meta: Record<string, unknown> = {};
+    let node: Record<string, unknown> = meta;
+    for (let i = 0; i < 30; i++) {
+      node['a.a'] = { a: {} };
+      const next: Record<string, unknown> = {};
+      node.a = next;
+      node = next;
+    }
+    node.end = 1;
+    const log: QueryLog = { ts: 1, level: 2, source: null, message: '', metadata: JSON.stringify(meta) };
+    const path = Array.from({ length: 30 }, () => 'a').join('.');
+    const started = performance.now();
+    expect(await matchLogs(parseQuery(`@${path}.end:1`), [log], OWNER, soon())).toEqual([true]);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('ANDs the legacy parameters as nodes of the same tree', async () => {
+    const q = withFilter(parseQuery('request'), { levels: [4], source: 'api', q: 'COMPLETED', pattern: compilePattern('req') });
+    expect(await selected(q)).toEqual(['pino-503']);
+    expect(await selected(withFilter(parseQuery(''), { source: 'API' }))).toEqual(['pino-500-string']);
+    expect(await selected(withFilter(parseQuery(''), { from: Date.parse('2026-11-23T14:04:00Z'), to: Date.parse('2026-11-23T14:05:00Z') }))).toEqual(['escapes', 'level-key']);
+    expect(narrowing(withFilter(parseQuery('level:>=warn'), { levels: [2, 4], source: 'api', q: 'Completed' }))).toEqual({ levels: [4], sources: ['api'], contains: ['completed'] });
+  });
+});
+
+/** Whether a log satisfies a narrowing the way SQL applies it (ASCII lower case; FOLDS_TO_ASCII rows kept). */
+function admits(n: Narrowing, log: QueryLog): boolean {
+  const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  if (n.levels && !n.levels.includes(log.level)) return false;
+  if (n.from !== undefined && log.ts < n.from) return false;
+  if (n.to !== undefined && log.ts > n.to) return false;
+  if (n.sources && (log.source === null || (!n.sources.includes(asciiLower(log.source)) && !FOLDS_TO_ASCII.test(log.source)))) return false;
+  if (n.contains && !FOLDS_TO_ASCII.test(log.message) && !n.contains.every((s) => asciiLower(log.message).includes(s))) return false;
+  return true;
+}
+
+describe('narrowing', () => {
+  it('is a superset on every case', async () => {
+    for (const c of QUERY_CASES) {
+      const n = narrowing(parseQuery(c.query));
+      for (const name of c.expect) expect(admits(n, QUERY_LOGS.find((l) => l.name === name)!), `${c.query} → ${JSON.stringify(n)} refuses ${name}`).toBe(true);
+    }
+  });
+
+  it('says what it can from the top-level AND chain only', () => {
+    const t = (s: string) => Date.parse(s);
+    expect(narrowing(parseQuery(''))).toEqual({});
+    expect(narrowing(parseQuery('level:>=warn'))).toEqual({ levels: [3, 4, 5] });
+    expect(narrowing(parseQuery('level:(debug OR error) level:>info'))).toEqual({ levels: [4] });
+    expect(narrowing(parseQuery('level:[debug TO warn} -level:debug'))).toEqual({ levels: [1, 2] });
+    expect(narrowing(parseQuery('source:API source:(api OR db)'))).toEqual({ sources: ['api'] });
+    expect(narrowing(parseQuery('source:api-* source:Café'))).toEqual({});
+    expect(narrowing(parseQuery('timestamp:>2026-11-23T10:00:00Z timestamp:<2026-11-23T11:00:00Z'))).toEqual({ from: t('2026-11-23T10:00:00Z') + 1, to: t('2026-11-23T11:00:00Z') - 1 });
+    expect(narrowing(parseQuery('timestamp:[1000 TO *] (timestamp:5 OR timestamp:[9 TO 10])'))).toEqual({ from: 1000 });
+    expect(narrowing(parseQuery('message:"Connection Reset" message:req-10* message:café /Tim(e)out/ timeout'))).toEqual({ contains: ['connection reset', 'req', '10', 'tim'] });
+    expect(narrowing(parseQuery('level:error OR source:api'))).toEqual({});
+    expect(narrowing(parseQuery('NOT level:error'))).toEqual({});
+    expect(narrowing(parseQuery('(level:error source:api) timestamp:>=5'))).toEqual({ levels: [4], sources: ['api'], from: 5 });
+  });
+});
+
+describe('groupBy', () => {
+  const log = (name: string) => QUERY_LOGS.find((l) => l.name === name)!;
+  const names = (field: string, name: string) => groupNames(parseGroupBy(field), log(name)).sort();
+
+  it('names each log’s groups', () => {
+    expect(names('level', 'pino-200')).toEqual(['info']);
+    expect(names('source', 'pino-500-string')).toEqual(['API']);
+    expect(names('source', 'emoji')).toEqual(['(none)']);
+    expect(names('@res.statusCode', 'pino-503')).toEqual(['503']);
+    expect(names('res.statusCode', 'pino-500-string')).toEqual(['500']);
+    expect(names('res.statusCode', 'otel-500')).toEqual(['(none)']);
+    expect(names('http.response.status_code', 'otel-500')).toEqual(['500']);
+    expect(names('http.response.status_code', 'otel-502-mixed')).toEqual(['502']);
+    expect(names('http.response.status_code', 'otel-200-nested')).toEqual(['200']);
+    expect(names('@"weird key".x', 'weird-keys')).toEqual(['1']);
+    expect(names('@level', 'weird-keys')).toEqual(['custom']);
+    expect(names('tags', 'arrays')).toEqual(['billing', 'eu-west', 'retry']);
+    expect(names('ids', 'arrays')).toEqual(['500', '501']);
+    expect(names('tags', 'empty-array')).toEqual(['(none)']);
+    expect(names('mfa', 'bob')).toEqual(['(none)']);
+    expect(names('mfa', 'alice')).toEqual(['false']);
+    expect(names('user.admin', 'alice')).toEqual(['true']);
+    expect(names('responseTime', 'pino-503')).toEqual(['1502.5']);
+    expect(names('res', 'pino-503')).toEqual(['{"statusCode":503}']);
+    expect(names('anything', 'no-meta')).toEqual(['(none)']);
+  });
+
+  it('refuses what is not a field, with the groupBy path', () => {
+    for (const [text, column] of [['', 1], ['message', 1], ['timestamp', 1], ['@', 2], ['@"a', 4], ['@"a" b', 5], ['a b', 2], ['a..b', 3], ['@a:b', 3], ['a:b', 2]] as const) {
+      try {
+        parseGroupBy(text);
+        throw new Error(`accepted ${text}`);
+      } catch (err) {
+        expect(err, text).toBeInstanceOf(AppError);
+        const d = ((err as AppError).details as { path: string; message: string }[])[0]!;
+        expect(d.path).toBe('querystring:/groupBy');
+        expect(d.message, text).toMatch(new RegExp(`^at column ${column}: expected `));
+      }
+    }
+  });
+});
+
+describe('folding', () => {
+  it('uses NFC and the simple lower-case mapping', () => {
+    expect(fold('İSTANBUL')).toBe('istanbul');
+    expect(fold('ΟΔΟΣ')).toBe('οδοσ');
+    expect(fold('Cafe\u0301')).toBe('café');
+    expect(fold('STRASSE')).not.toBe(fold('Straße'));
+  });
+});
