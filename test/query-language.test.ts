@@ -3,6 +3,7 @@
  * the predicate over the CONTRACT's table (test/query-cases.ts), the narrowing (a superset on every
  * case), groupBy, and random queries that may only ever produce the 400.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { LEVELS } from '../src/features/logs/levels.js';
@@ -253,5 +254,140 @@ describe('folding', () => {
     expect(fold('ΟΔΟΣ')).toBe('οδοσ');
     expect(fold('Cafe\u0301')).toBe('café');
     expect(fold('STRASSE')).not.toBe(fold('Straße'));
+  });
+});
+
+/** What a query string may do: parse, or throw the 400 with a column. Anything else fails the test. */
+function parseOr400(text: string): Query | undefined {
+  try {
+    return parseQuery(text);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'VALIDATION_ERROR') throw err;
+    const d = (err.details as { path: string; message: string }[])[0]!;
+    if (d.path !== 'querystring:/query' || !/^at column \d+: expected ./.test(d.message)) throw err;
+    const column = Number(/^at column (\d+)/.exec(d.message)![1]);
+    if (column < 1 || column > Array.from(text).length + 1) throw new Error(`column ${column} outside ${JSON.stringify(text)}`);
+    return undefined;
+  }
+}
+
+/** The grammar's pieces, and characters that tend to break hand-written lexers. */
+const PIECES = [
+  'AND', 'OR', 'NOT', 'TO', 'and', 'or', '-', '(', ')', '"', '/', '\\', ':', '@', '.', '*', '?', '>', '>=', '<', '<=', '[', ']', '{', '}', ' ', '  ', '\t', '\u00a0',
+  'level', 'source', 'message', 'timestamp', 'error', 'warn', 'a', 'b.c', 'req-1007', '10.0.0.1', '500', '-1.5e3', '2026-11-23T10:00:00Z', '1795428000000',
+  '@res.statusCode', '"weird key"', '/a+/', '/(?i)x/', '/(/', 'é', 'e\u0301', 'İ', 'ß', 'Σ', '🚀', '\u0000', '\ud800', '\udc00', '__proto__', 'constructor',
+];
+const soup = fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }).map((parts) => parts.join(''));
+const spacedSoup = fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }).map((parts) => parts.join(' '));
+
+/** Random logs shaped like the real ones: nested metadata, arrays, numbers as strings, Unicode, keys with dots. */
+const KEYS = ['a', 'b', 'a.b', 'c', 'res', 'statusCode', 'res.statusCode', 'http.response.status_code', 'http', 'response', 'weird key', 'x', 'level', 'message', 'é', '__proto__'];
+const scalar = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'binary', maxLength: 8 }),
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constantFrom('500', '503', 'ERROR', 'error', 'İstanbul', 'req-1007', '10.0.0.1', 'café', 'cafe\u0301', 'ΣΊΣΥΦΟΣ', 'true', 'null', '/v1/orders', '1.5', '007', ''),
+);
+const { value: metaValue } = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.constantFrom(...KEYS), tie('value'), { maxKeys: 4 })),
+}));
+const randomLog: fc.Arbitrary<QueryLog> = fc.record({
+  ts: fc.integer({ min: Date.parse('2026-11-23T09:00:00Z'), max: Date.parse('2026-11-23T15:00:00Z') }),
+  level: fc.integer({ min: 0, max: 5 }),
+  source: fc.option(fc.constantFrom('api', 'API', 'gateway', 'Café', 'İzmir', '\u212Aafka', 'db'), { nil: null }),
+  message: fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('request completed', 'connection reset', 'HTTP 500', 'İstanbul office', 'timeout after 30s', 'STRASSE', '\u212Aafka lag', 'cafe\u0301'), spacedSoup),
+  metadata: fc.option(fc.dictionary(fc.constantFrom(...KEYS), metaValue, { maxKeys: 5 }).map((o) => JSON.stringify(o)), { nil: null }),
+});
+
+/** Random queries that mostly parse: the grammar's forms over the fixtures' fields and values. */
+const { node: queryText } = fc.letrec((tie) => ({
+  leaf: fc.oneof(
+    fc.constantFrom('error', '500', 'req-1007', '10.0.0.1', 'café', 'İstanbul', 'time*', '*out', 'log?n', 'a', 'ß', 'Σίσυφος', 'kafka', 'K', '*', '🚀'),
+    fc.constantFrom('"connection reset"', '"500"', '"é"', '"REQUEST c"', '""'),
+    fc.constantFrom('/^request/', '/(?i)ERROR/', '/\\d+/', '/é/'),
+    fc.constantFrom('trace', 'info', 'warn', 'error', '>=warn', '<info', '[debug TO error]', '{info TO *]', '(error OR fatal)', '*').map((v) => `level:${v}`),
+    fc.constantFrom('api', 'API', 'gate*', '"api"', '*', 'kafka', 'café', 'izmir', '/^a/', '(api OR db)').map((v) => `source:${v}`),
+    fc.constantFrom('timeout', '"request comp"', '/req/', 'KAFKA', '*', '(reset OR "http 5")').map((v) => `message:${v}`),
+    fc.constantFrom('>=2026-11-23T12:00:00Z', '[1795428000000 TO *]', '<2026-11-23T11:00:00Z', '{2026-11-23T10:00:00Z TO 2026-11-23T13:00:00+01:00}').map((v) => `timestamp:${v}`),
+    fc
+      .tuple(
+        fc.constantFrom('@a', 'a.b', '@res.statusCode', 'http.response.status_code', '@"weird key".x', '@level', '@message', 'c'),
+        fc.constantFrom('500', '"500"', '>=500', '[1 TO 600]', '*', 'true', 'null', 'ERROR', '5*', '/^5/', '(500 OR >=501)', '{* TO 10}', 'café', '1.5', '-3'),
+      )
+      .map(([f, v]) => `${f}:${v}`),
+  ),
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    tie('leaf') as fc.Arbitrary<string>,
+    fc.tuple(tie('node') as fc.Arbitrary<string>, fc.constantFrom(' ', ' AND ', ' OR '), tie('node') as fc.Arbitrary<string>).map(([a, op, b]) => `${a}${op}${b}`),
+    (tie('node') as fc.Arbitrary<string>).map((a) => `-${a}`),
+    (tie('node') as fc.Arbitrary<string>).map((a) => `NOT ${a}`),
+    (tie('node') as fc.Arbitrary<string>).map((a) => `(${a})`),
+  ),
+}));
+
+describe('properties', () => {
+  it('random strings give a query or the 400, never another error', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: 'binary', maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.string({ minLength: 1990, maxLength: 2010 })), (text) => {
+        parseOr400(text);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('token soups of the grammar’s pieces give a query or the 400, and a query then decides every log', async () => {
+    let parsed = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(soup, spacedSoup), fc.array(randomLog, { maxLength: 4 }), async (text, logs) => {
+        const q = parseOr400(text);
+        if (!q) return;
+        parsed++;
+        const answers = await matchLogs(q, [...QUERY_LOGS, ...logs], OWNER, soon());
+        expect(answers.every((a) => typeof a === 'boolean')).toBe(true);
+        narrowing(q);
+      }),
+      { numRuns: 1500 },
+    );
+    // Not vacuous: a good share of the soups are queries.
+    expect(parsed).toBeGreaterThan(150);
+    console.log(`soups parsed ${parsed}`);
+  });
+
+  it('on random queries and logs: NOT is the complement, and the narrowing keeps every match', async () => {
+    let parsed = 0;
+    await fc.assert(
+      fc.asyncProperty(queryText, fc.array(randomLog, { maxLength: 8 }), async (text, random) => {
+        const q = parseOr400(text);
+        if (!q) return;
+        parsed++;
+        const logs = [...QUERY_LOGS, ...random];
+        const answers = await matchLogs(q, logs, OWNER, soon());
+        expect(answers.every((a) => typeof a === 'boolean'), text).toBe(true);
+        const n = narrowing(q);
+        logs.forEach((log, i) => {
+          if (answers[i]) expect(admits(n, log), `${text} → ${JSON.stringify(n)} refuses ${JSON.stringify(log)}`).toBe(true);
+        });
+        const negated = parseOr400(`NOT (${text})`);
+        if (negated) expect(await matchLogs(negated, logs, OWNER, soon()), text).toEqual(answers.map((a) => !a));
+      }),
+      { numRuns: 800 },
+    );
+    expect(parsed).toBeGreaterThan(600);
+    console.log(`soups parsed ${parsed}`);
+  });
+
+  it('groupBy on random logs names groups, never throws', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('level', 'source', 'a', '@a.b', 'res.statusCode', 'http.response.status_code', '@"weird key"', '@level', '@message', 'c'), randomLog, (field, log) => {
+        const names = groupNames(parseGroupBy(field), log);
+        expect(names.length).toBeGreaterThan(0);
+        expect(new Set(names).size).toBe(names.length);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
