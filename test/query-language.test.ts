@@ -9,6 +9,7 @@ import { AppError } from '../src/errors.js';
 import { LEVELS } from '../src/features/logs/levels.js';
 import { compilePattern } from '../src/features/logs/filter.js';
 import { FOLDS_TO_ASCII, fold, groupNames, matchLogs, narrowing, parseGroupBy, parseQuery, withFilter, type Narrowing, type Query, type QueryLog } from '../src/features/logs/query/index.js';
+import { globMatch, makeGlob, ONE, STAR, type GlobPart } from '../src/features/logs/query/text.js';
 import { QUERY_CASES, QUERY_ERRORS, QUERY_LOGS, type NamedLog } from './query-cases.js';
 
 const OWNER = 'proj_test';
@@ -245,6 +246,32 @@ describe('groupBy', () => {
         expect(d.message, text).toMatch(new RegExp(`^at column ${column}: expected `));
       }
     }
+  });
+});
+
+describe('wildcards', () => {
+  const reference = (parts: readonly GlobPart[]) =>
+    new RegExp(`^${parts.map((p) => (p === STAR ? '[^]*' : p === ONE ? '.' : p.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'))).join('')}$`, 'su');
+
+  it('match the whole text like the obvious regular expression', () => {
+    const part = fc.oneof(fc.constant<GlobPart>(STAR), fc.constant<GlobPart>(ONE), fc.constantFrom<GlobPart>('a', 'b', 'ab', 'é', '🚀', '.'));
+    const text = fc.array(fc.constantFrom('a', 'b', 'é', '🚀', '.', 'c'), { maxLength: 14 }).map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 8 }), text, (parts, t) => {
+        expect(globMatch(makeGlob(parts), t), `${JSON.stringify(parts)} ${t}`).toBe(reference(parts).test(t));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('stay linear on hostile patterns and long values', async () => {
+    const value = 'a'.repeat(60_000);
+    const log: QueryLog = { ts: 1, level: 2, source: null, message: value, metadata: JSON.stringify({ v: value, w: [value.slice(1)] }) };
+    const started = performance.now();
+    for (const q of [`@v:*${'a?'.repeat(300)}b*`, `@w:*${'a'.repeat(600)}b*a`, `${'a?'.repeat(300)}b*`, `*a*a*a*a*a*a*a*a*a*a*b`, `@v:${'*a'.repeat(200)}*b`]) {
+      expect(await matchLogs(parseQuery(q), [log], OWNER, soon()), q).toEqual([false]);
+    }
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { levelName } from '../levels.js';
 import type { Pattern } from '../pattern.js';
-import { runTests, type RegexTest } from '../regex-runner.js';
+import { runTests, SLICE_MS, type RegexTest } from '../regex-runner.js';
 import type { Field, Node, RegexLeaf, Value } from './ast.js';
 import { evaluate, regexTexts, type T3 } from './eval.js';
 import { narrow, type Narrowing } from './narrow.js';
@@ -42,13 +42,20 @@ export const EVERY_LOG: Query = { text: '', root: { kind: 'all', start: 1, end: 
 /**
  * Decides each log, in order. Regular expressions go through the regex runner (owner = the project
  * id): a log whose answer depends on a test not decided by `deadline` (epoch ms) answers undefined.
- * Everything else is synchronous. Each log's metadata is parsed once per call.
+ * The rest runs on the calling thread, in slices of at most SLICE_MS with a turn of the event loop
+ * between them. Each log's metadata is parsed once per call.
  */
 export async function matchLogs(query: Query, logs: readonly QueryLog[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
   const out: (boolean | undefined)[] = new Array(logs.length);
   const pending: LogView[] = [];
   const pendingAt: number[] = [];
+  let sliceStart = performance.now();
   for (let i = 0; i < logs.length; i++) {
+    // Many logs (a stats range, a big batch) are decided in slices, with a turn of the event loop between.
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
     const view = new LogView(logs[i]!);
     const r = evaluate(query.root, view, null);
     if (r === undefined) {

@@ -116,12 +116,59 @@ function pointMatch(segs: readonly (readonly (string | null)[])[], t: readonly s
   let pos = first.length;
   for (let i = 1; i < segs.length - 1; i++) {
     const seg = segs[i]!;
-    let at = pos;
-    while (at + seg.length <= limit && !segAt(seg, t, at)) at++;
-    if (at + seg.length > limit) return false;
+    const at = findSeg(seg, t, pos, limit);
+    if (at < 0) return false;
     pos = at + seg.length;
   }
   return true;
+}
+
+/** Shift-And tables of a segment: for each code point, the positions it may stand at (`?` stands anywhere). */
+const tables = new WeakMap<readonly (string | null)[], { masks: Map<string, Uint32Array>; other: Uint32Array }>();
+
+function tableOf(seg: readonly (string | null)[]) {
+  let table = tables.get(seg);
+  if (!table) {
+    const words = Math.ceil(seg.length / 32);
+    const other = new Uint32Array(words);
+    seg.forEach((c, j) => {
+      if (c === null) other[j >> 5]! |= 1 << (j & 31);
+    });
+    const masks = new Map<string, Uint32Array>();
+    seg.forEach((c, j) => {
+      if (c === null) return;
+      let m = masks.get(c);
+      if (!m) masks.set(c, (m = Uint32Array.from(other)));
+      m[j >> 5]! |= 1 << (j & 31);
+    });
+    tables.set(seg, (table = { masks, other }));
+  }
+  return table;
+}
+
+/**
+ * The leftmost occurrence of a segment (code points, null for `?`) in t[from, limit), or -1. Shift-And:
+ * one pass over the text, ⌈length/32⌉ word operations per code point, whatever the text holds.
+ */
+function findSeg(seg: readonly (string | null)[], t: readonly string[], from: number, limit: number): number {
+  const m = seg.length;
+  if (m === 0) return from <= limit ? from : -1;
+  const { masks, other } = tableOf(seg);
+  const words = other.length;
+  const state = new Uint32Array(words);
+  const top = (m - 1) >> 5;
+  const bit = 1 << ((m - 1) & 31);
+  for (let i = from; i < limit; i++) {
+    const mask = masks.get(t[i]!) ?? other;
+    let carry = 1;
+    for (let w = 0; w < words; w++) {
+      const out = state[w]! >>> 31;
+      state[w] = ((state[w]! << 1) | carry) & mask[w]!;
+      carry = out;
+    }
+    if (state[top]! & bit) return i - m + 1;
+  }
+  return -1;
 }
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
