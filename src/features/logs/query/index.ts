@@ -2,18 +2,35 @@
  * The search query language (CONTRACT, "Search query language"): one parsed tree, one in-memory
  * predicate that decides (search, stats, tail and alerts), and a narrowing that SQL may use to fetch
  * a superset of the rows. Pure: no database, no HTTP.
+ *
+ * Where the CONTRACT is silent, this module decides (test/query-cases.ts marks those cases):
+ * - "Ignoring case" everywhere (phrases, equality, wildcards, source, level names) is fold(): NFC,
+ *   then the simple lower-case mapping, as for words. So `σίσυφος` (final ς) is not `ΣΊΣΥΦΟΣ` (σ).
+ * - A bare `*` selects every log. A bare term with no word characters (`=>`, `🚀`) is matched as a
+ *   phrase. `-` must touch its term (`- a` is a 400); `--a` is `a`.
+ * - `level:*` and `message:*` select every log; `source:*` a log with a source. `@path:*` is true when
+ *   some value at the path, arrays flattened, is not null (`[null]` and `[]` are not there).
+ * - source and message take regexes (`source:/^api/`) but no comparisons or ranges (a 400); level
+ *   and timestamp take no wildcards or regexes (a 400). `timestamp:T` is equality to the millisecond;
+ *   an ISO time without an offset is UTC.
+ * - Reserved field names are lower case only (`LEVEL:x` is a metadata path). A quoted segment is one
+ *   key, never split at its dots; an unquoted dotted path tries every split (nested and flat keys).
+ * - Metadata equality follows the CONTRACT literally: a string compares as text (`"500.0"` is not
+ *   `500`), a number numerically (`@x:5e2` matches 500). Regexes and wildcards see numbers and
+ *   booleans as written in JSON, never null. Keys are case-sensitive.
+ * - Columns: node `start` is the column of its first character, `end` the column just past it.
  */
 import { levelName } from '../levels.js';
 import type { Pattern } from '../pattern.js';
 import { runTests, SLICE_MS, type RegexTest } from '../regex-runner.js';
-import type { Field, Node, RegexLeaf, Value } from './ast.js';
+import type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words } from './ast.js';
 import { evaluate, regexTexts, type T3 } from './eval.js';
 import { narrow, type Narrowing } from './narrow.js';
 import { GROUP_BY_PATH, parse, parseField, QUERY_PATH } from './parse.js';
 import { fold, scalarText } from './text.js';
 import { LogView, metadataOf, resolvePath, type QueryLog } from './view.js';
 
-export type { Field, Node, RegexLeaf, Value, Narrowing, QueryLog };
+export type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words, Narrowing, QueryLog };
 export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY_PATH } from './parse.js';
 export { FOLDS_TO_ASCII, fold } from './text.js';
 
@@ -46,6 +63,7 @@ export const EVERY_LOG: Query = { text: '', root: { kind: 'all', start: 1, end: 
  * between them. Each log's metadata is parsed once per call.
  */
 export async function matchLogs(query: Query, logs: readonly QueryLog[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
+  if (query.root.kind === 'all') return logs.map(() => true);
   const out: (boolean | undefined)[] = new Array(logs.length);
   const pending: LogView[] = [];
   const pendingAt: number[] = [];
