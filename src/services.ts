@@ -74,6 +74,8 @@ export function createServices(deps: { config: Config; database: Database; secre
     outbox,
     metrics,
     requireUser: requireUser(tokens),
+    /** Resolves when every log committed so far has been checked against the alert rules (tests wait on it). */
+    alertsCaughtUp: () => evaluations.drain(),
     tailHeartbeatMs: config.tailHeartbeatMs,
 
     async start(): Promise<void> {

@@ -161,8 +161,16 @@ describe('plan limits', () => {
 
 describe('alert rules', () => {
   it('parse conditions into their stored form', () => {
-    expect(parseCondition({ level: 'Error', threshold: 5, window: '5m', source: '', pattern: 'a|b' })).toEqual({ level: 4, threshold: 5, windowMs: 300_000, source: null, pattern: 'a|b' });
+    expect(parseCondition({ level: 'Error', threshold: 5, window: '5m', source: '', pattern: 'a|b' })).toEqual({ level: 4, threshold: 5, windowMs: 300_000, source: null, pattern: 'a|b', query: null });
+    expect(parseCondition({ level: 'error', threshold: 1, window: '1m', query: '  @res.statusCode:>=500 ' })).toMatchObject({ query: '  @res.statusCode:>=500 ' });
+    expect(parseCondition({ level: 'error', threshold: 1, window: '1m', query: '   ' })).toMatchObject({ query: null });
     expect(() => parseCondition({ level: 'error', threshold: 5, window: '5' })).toThrow();
+    try {
+      parseCondition({ level: 'error', threshold: 1, window: '1m', query: '@status:' });
+      expect.unreachable('an unfinished query is refused');
+    } catch (err) {
+      expect((err as AppError).details).toEqual([{ path: '/condition/query', message: expect.stringMatching(/^at column 9: /) }]);
+    }
     expect(parseChannels(['push', 'email', 'push'])).toEqual(['email', 'push']);
   });
   it('count a batch by level, source, pattern and window, into buckets of a sixtieth of the window', async () => {
@@ -170,12 +178,12 @@ describe('alert rules', () => {
     expect(bucketSize(1000)).toBe(1000);
     const now = 1_000_000_000;
     const rows = [
-      { ts: now - 1000, level: 4, source: 'api', message: 'db timeout' },
-      { ts: now - 2000, level: 4, source: 'api', message: 'ok' },
-      { ts: now - 3000, level: 3, source: 'api', message: 'db timeout' },
-      { ts: now - 4000, level: 4, source: 'web', message: 'db timeout' },
-      { ts: now - 400_000, level: 4, source: 'api', message: 'db timeout' },
-      { ts: now - 6000, level: 4, source: 'api', message: 'net timeout' },
+      { ts: now - 1000, level: 4, source: 'api', message: 'db timeout', metadata: null },
+      { ts: now - 2000, level: 4, source: 'api', message: 'ok', metadata: null },
+      { ts: now - 3000, level: 3, source: 'api', message: 'db timeout', metadata: null },
+      { ts: now - 4000, level: 4, source: 'web', message: 'db timeout', metadata: null },
+      { ts: now - 400_000, level: 4, source: 'api', message: 'db timeout', metadata: null },
+      { ts: now - 6000, level: 4, source: 'api', message: 'net timeout', metadata: null },
     ];
     const rule = { level: 4, source: 'api', windowMs: 300_000, pattern: compilePattern('timeout') };
     const other = { level: 3, source: null, windowMs: 300_000, pattern: null };

@@ -9,6 +9,7 @@ import * as m0006 from './migrations/0006_partition_logs.js';
 import * as m0007 from './migrations/0007_log_counts.js';
 import * as m0008 from './migrations/0008_log_seq_per_project.js';
 import * as m0009 from './migrations/0009_login_throttle_pending.js';
+import * as m0010 from './migrations/0010_alert_query.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007_log_counts': m0007,
   '0008_log_seq_per_project': m0008,
   '0009_login_throttle_pending': m0009,
+  '0010_alert_query': m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

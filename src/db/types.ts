@@ -73,6 +73,8 @@ export interface AlertRulesTable {
   window_ms: number;
   source: string | null;
   pattern: string | null;
+  /** A search query (the query language) the logs must match too, or null. */
+  query: string | null;
   /** Comma-separated: `email`, `push`. */
   channels: string;
   cooldown_ms: number;

@@ -297,7 +297,7 @@ export interface paths {
         put?: never;
         /**
          * Create an alert rule
-         * @description The rule fires when the logs of its project that match it (level exactly; source if set; pattern, RE2, if set) and whose timestamps fall within the last `window` number at least `threshold`, at most once per `cooldown`. Beyond the plan's rules per project: 403 PLAN_LIMIT_EXCEEDED.
+         * @description The rule fires when the logs of its project that match it (level exactly; source if set; pattern, RE2, if set; query, in the search query language, if set) and whose timestamps fall within the last `window` number at least `threshold`, at most once per `cooldown`. Beyond the plan's rules per project: 403 PLAN_LIMIT_EXCEEDED.
          */
         post: operations["createAlert"];
         delete?: never;
@@ -1702,6 +1702,8 @@ export interface operations {
                 source?: string;
                 /** @description Case-insensitive substring of the message */
                 q?: string;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
                 /** @description RE2 regular expression matched anywhere in the message */
                 pattern?: string;
                 limit: number;
@@ -1815,10 +1817,14 @@ export interface operations {
                 source?: string;
                 /** @description Case-insensitive substring of the message */
                 q?: string;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
                 /** @description RE2 regular expression matched anywhere in the message; counted in the app within QUERY_TIME_BUDGET, so keep the range narrow */
                 pattern?: string;
                 /** @description Bucket size such as 1m, 5m, 1h, 1d; chosen from the range when omitted */
                 interval?: string;
+                /** @description Split each bucket by `level`, `source` or a metadata path (`path` or `@path`): `groups` holds the 10 most frequent values of the whole range, the rest under "(other)", logs without the field under "(none)". Counted in the app within QUERY_TIME_BUDGET. */
+                groupBy?: string;
             };
             header?: never;
             path: {
@@ -1844,6 +1850,10 @@ export interface operations {
                             start: string;
                             total: number;
                             levels: {
+                                [key: string]: number;
+                            };
+                            /** @description With groupBy: counts per value (only values with a count above zero) */
+                            groups?: {
                                 [key: string]: number;
                             };
                         }[];
@@ -1918,6 +1928,8 @@ export interface operations {
                 source?: string;
                 /** @description Case-insensitive substring of the message */
                 q?: string;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
                 pattern?: string;
             };
             header?: {
@@ -2033,6 +2045,7 @@ export interface operations {
                                 window: string;
                                 source?: string;
                                 pattern?: string;
+                                query?: string;
                             };
                             channels: ("email" | "push")[];
                             cooldown: string;
@@ -2136,6 +2149,8 @@ export interface operations {
                         source?: string;
                         /** @description RE2 regular expression matched anywhere in the message */
                         pattern?: string;
+                        /** @description A search query (docs/search.md) the logs must match too, e.g. `@res.statusCode:>=500 -@path:"/healthz"`; `level` stays required */
+                        query?: string;
                     };
                     /** @description A non-empty set of email, push */
                     channels: ("email" | "push")[];
@@ -2162,6 +2177,7 @@ export interface operations {
                             window: string;
                             source?: string;
                             pattern?: string;
+                            query?: string;
                         };
                         channels: ("email" | "push")[];
                         cooldown: string;
@@ -2277,6 +2293,7 @@ export interface operations {
                             window: string;
                             source?: string;
                             pattern?: string;
+                            query?: string;
                         };
                         channels: ("email" | "push")[];
                         cooldown: string;
@@ -2380,6 +2397,8 @@ export interface operations {
                         source?: string;
                         /** @description RE2 regular expression matched anywhere in the message */
                         pattern?: string;
+                        /** @description A search query (docs/search.md) the logs must match too, e.g. `@res.statusCode:>=500 -@path:"/healthz"`; `level` stays required */
+                        query?: string;
                     };
                     /** @description A non-empty set of email, push */
                     channels?: ("email" | "push")[];
@@ -2409,6 +2428,7 @@ export interface operations {
                             window: string;
                             source?: string;
                             pattern?: string;
+                            query?: string;
                         };
                         channels: ("email" | "push")[];
                         cooldown: string;

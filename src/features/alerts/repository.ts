@@ -138,7 +138,7 @@ export function firingContext(db: Executor, historyId: string) {
     .select([
       'alert_history.id as historyId', 'alert_history.triggered_at as triggeredAt', 'alert_history.matched_count as matchedCount',
       'alert_history.threshold as threshold', 'alert_history.window_ms as windowMs', 'alert_history.sample as sample',
-      'alert_rules.id as ruleId', 'alert_rules.name as ruleName', 'alert_rules.level as level', 'alert_rules.source as source', 'alert_rules.pattern as pattern',
+      'alert_rules.id as ruleId', 'alert_rules.name as ruleName', 'alert_rules.level as level', 'alert_rules.source as source', 'alert_rules.pattern as pattern', 'alert_rules.query as query',
       'projects.id as projectId', 'projects.name as projectName', 'users.id as userId', 'users.email as ownerEmail',
     ])
     .where('alert_history.id', '=', historyId)

@@ -24,7 +24,7 @@ export function alertRoutes(deps: { alerts: AlertsService; requireUser: preHandl
     r.post('/alerts', {
       schema: {
         ...common, operationId: 'createAlert', summary: 'Create an alert rule',
-        description: 'The rule fires when the logs of its project that match it (level exactly; source if set; pattern, RE2, if set) and whose timestamps fall within the last `window` number at least `threshold`, at most once per `cooldown`. Beyond the plan\'s rules per project: 403 PLAN_LIMIT_EXCEEDED.',
+        description: 'The rule fires when the logs of its project that match it (level exactly; source if set; pattern, RE2, if set; query, in the search query language, if set) and whose timestamps fall within the last `window` number at least `threshold`, at most once per `cooldown`. Beyond the plan\'s rules per project: 403 PLAN_LIMIT_EXCEEDED.',
         body: S.CreateRuleBody,
         response: { 201: S.Rule, ...errorResponses(400, 401, 403, 404, 413, 415) },
       },

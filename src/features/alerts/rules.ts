@@ -3,6 +3,7 @@ import { formatDuration, parseDuration } from '../../duration.js';
 import { compilePattern } from '../logs/filter.js';
 import type { Pattern } from '../logs/pattern.js';
 import { runTests, type RegexTest } from '../logs/regex-runner.js';
+import { matchLogs, parseQuery, type Query } from '../logs/query/index.js';
 import { isLevel, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
@@ -18,6 +19,7 @@ export interface ConditionInput {
   window: string;
   source?: string;
   pattern?: string;
+  query?: string;
 }
 
 export interface Condition {
@@ -26,6 +28,7 @@ export interface Condition {
   windowMs: number;
   source: string | null;
   pattern: string | null;
+  query: string | null;
 }
 
 /** CONTRACT durations: `^[0-9]+(s|m|h|d)$` within bounds. */
@@ -41,12 +44,15 @@ export function parseCondition(input: ConditionInput): Condition {
   const level = input.level.toLowerCase();
   if (!isLevel(level)) throw validationError('/condition/level', `must be one of ${LEVELS.join(', ')}`);
   if (input.pattern !== undefined && input.pattern !== '') compilePattern(input.pattern, '/condition/pattern');
+  const query = input.query !== undefined && input.query.trim() !== '' ? input.query : null;
+  if (query !== null) parseQuery(query, '/condition/query');
   return {
     level: LEVELS.indexOf(level),
     threshold: input.threshold,
     windowMs: parseRuleDuration(input.window, '/condition/window', 1000, WEEK),
     source: input.source !== undefined && input.source !== '' ? input.source : null,
     pattern: input.pattern !== undefined && input.pattern !== '' ? input.pattern : null,
+    query,
   };
 }
 
@@ -65,7 +71,7 @@ export interface AlertRule {
   id: string;
   projectId: string;
   name: string;
-  condition: { level: string; threshold: number; window: string; source?: string; pattern?: string };
+  condition: { level: string; threshold: number; window: string; source?: string; pattern?: string; query?: string };
   channels: Channel[];
   cooldown: string;
   enabled: boolean;
@@ -80,6 +86,7 @@ export function presentRule(row: AlertRulesTable): AlertRule {
   const condition: AlertRule['condition'] = { level: levelName(row.level), threshold: row.threshold, window: formatDuration(Number(row.window_ms)) };
   if (row.source !== null) condition.source = row.source;
   if (row.pattern !== null) condition.pattern = row.pattern;
+  if (row.query !== null) condition.query = row.query;
   return {
     id: row.id,
     projectId: row.project_id,
@@ -99,14 +106,15 @@ export function bucketSize(windowMs: number): number {
   return Math.max(1000, Math.floor(windowMs / 60_000) * 1000);
 }
 
-type T = { ts: number; level: number; source: string | null; message: string };
+type T = { ts: number; level: number; source: string | null; message: string; metadata: string | null };
 
-/** What evaluation needs of a rule, with its pattern compiled once. */
+/** What evaluation needs of a rule, with its pattern compiled and its query parsed once. */
 export interface Matcher {
   level: number;
   source: string | null;
   windowMs: number;
   pattern: Pattern | null;
+  query?: Query | null;
 }
 
 /** What a rule counted in a batch: matches per counter bucket, and the newest few as a sample. */
@@ -150,15 +158,40 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
     }
   }
   const undecidedRows = new Set<number>();
+  let candidates = hits;
   if (tests.length > 0) {
     const verdicts = await runTests(tests, owner, deadline);
     tested.forEach((t, k) => {
       if (verdicts[k] === undefined) undecidedRows.add(t.row);
-      else if (verdicts[k]) hits.push(t);
+      else if (verdicts[k]) candidates.push(t);
+    });
+  }
+  // A rule's query, if it has one, decides last, over the logs that passed everything else.
+  const withQuery = new Map<Query, number[]>();
+  for (const { row, rule } of candidates) {
+    if (!rule.query) continue;
+    let list = withQuery.get(rule.query);
+    if (!list) withQuery.set(rule.query, (list = []));
+    list.push(row);
+  }
+  if (withQuery.size > 0) {
+    const selected = new Map<Query, Map<number, boolean | undefined>>();
+    await Promise.all(
+      [...withQuery].map(async ([query, rowIndexes]) => {
+        const unique = [...new Set(rowIndexes)];
+        const verdicts = await matchLogs(query, unique.map((i) => rows[i]!), owner, deadline);
+        selected.set(query, new Map(unique.map((i, k) => [i, verdicts[k]])));
+      }),
+    );
+    candidates = candidates.filter(({ row, rule }) => {
+      if (!rule.query) return true;
+      const verdict = selected.get(rule.query)!.get(row);
+      if (verdict === undefined) undecidedRows.add(row);
+      return verdict === true;
     });
   }
   const results = new Map<M, MatchResult<R>>();
-  for (const { row: i, rule } of hits) {
+  for (const { row: i, rule } of candidates) {
     if (undecidedRows.has(i)) continue;
     const row = rows[i]!;
     let result = results.get(rule);

@@ -13,6 +13,7 @@ export const ConditionBody = Type.Object(
     window: Duration('1s to 7d, e.g. 5m'),
     source: Type.Optional(Text(0, 200, 'Only logs from this source count')),
     pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message' })),
+    query: Type.Optional(Type.String({ maxLength: 2000, description: 'A search query (docs/search.md) the logs must match too, e.g. `@res.statusCode:>=500 -@path:"/healthz"`; `level` stays required' })),
   },
   { additionalProperties: false },
 );
@@ -50,6 +51,7 @@ export const Rule = Type.Object(
         window: Type.String(),
         source: Type.Optional(Type.String()),
         pattern: Type.Optional(Type.String()),
+        query: Type.Optional(Type.String()),
       },
       { additionalProperties: false },
     ),

@@ -8,6 +8,7 @@ import { findUserById } from '../accounts/repository.js';
 import type { LogRowStored } from '../logs/repository.js';
 import { presentLog, type Log } from '../logs/present.js';
 import { compileRe2, type Pattern } from '../logs/pattern.js';
+import { parseQuery, type Query } from '../logs/query/index.js';
 import type { AlertCount, AlertCountRow } from '../logs/writer.js';
 import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
@@ -76,7 +77,7 @@ export function createAlertsService(deps: {
       await repo.addCounts(db, counts);
       return repo.countsSince(db, ruleIds, from);
     });
-  const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern cannot run; the rule counts nothing until it is changed'));
+  const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern or query cannot run; the rule counts nothing until it is changed'));
   async function owned(userId: string, id: string): Promise<repo.RuleRow> {
     const row = isId('alt', id) ? await repo.findOwnedRule(db, userId, id) : undefined;
     if (!row) throw ruleNotFound();
@@ -138,6 +139,7 @@ export function createAlertsService(deps: {
           window_ms: condition.windowMs,
           source: condition.source,
           pattern: condition.pattern,
+          query: condition.query,
           channels: channels.join(','),
           cooldown_ms: cooldownMs,
           enabled: 1,
@@ -174,7 +176,7 @@ export function createAlertsService(deps: {
       }
       if (input.condition !== undefined) {
         const c = parseCondition(input.condition);
-        Object.assign(changes, { level: c.level, threshold: c.threshold, window_ms: c.windowMs, source: c.source, pattern: c.pattern });
+        Object.assign(changes, { level: c.level, threshold: c.threshold, window_ms: c.windowMs, source: c.source, pattern: c.pattern, query: c.query });
       }
       if (input.channels !== undefined) changes.channels = parseChannels(input.channels).join(',');
       if (input.cooldown !== undefined) changes.cooldown_ms = parseCooldown(input.cooldown);
@@ -302,17 +304,17 @@ class RuleCache {
         const live: LiveRule[] = [];
         for (const row of rows) {
           let pattern: Pattern | null = null;
-          if (row.pattern !== null) {
-            // Compiled once per source and kept across refreshes (compileRe2's cache). A pattern saved
-            // before today's cost cap that is past it can no longer run: the rule counts nothing.
-            try {
-              pattern = compileRe2(row.pattern);
-            } catch (err) {
-              this.onUnusable(row, err);
-              continue;
-            }
+          let query: Query | null = null;
+          // Patterns are compiled once per source and kept across refreshes (compileRe2's cache). A
+          // pattern saved before today's cost cap that is past it can no longer run: the rule counts nothing.
+          try {
+            if (row.pattern !== null) pattern = compileRe2(row.pattern);
+            if (row.query !== null) query = parseQuery(row.query, '/condition/query');
+          } catch (err) {
+            this.onUnusable(row, err);
+            continue;
           }
-          live.push({ row, level: row.level, source: row.source, windowMs: Number(row.window_ms), pattern });
+          live.push({ row, level: row.level, source: row.source, windowMs: Number(row.window_ms), pattern, query });
         }
         entry.value = live;
         return live;

@@ -2,6 +2,7 @@ import { validationError } from '../../errors.js';
 import { isLevel, LEVELS } from './levels.js';
 import { compileRe2, PatternTooCostly, type Pattern } from './pattern.js';
 import { runTests } from './regex-runner.js';
+import { matchLogs, parseQuery, type Query } from './query/index.js';
 
 /** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
 export interface LogFilter {
@@ -13,6 +14,8 @@ export interface LogFilter {
   q?: string;
   /** RE2, matched against the message anywhere (like grep). */
   pattern?: Pattern;
+  /** A query in the search language (docs/search.md), decided in the app; SQL only narrows by its levels and times. */
+  query?: Query;
   /** Internal: a case-sensitive substring the message must hold (a pattern's required literal, checked in SQL). */
   contains?: string;
 }
@@ -53,6 +56,7 @@ export interface FilterQuery {
   source?: string;
   q?: string;
   pattern?: string;
+  query?: string;
 }
 
 export function parseFilter(query: FilterQuery): LogFilter {
@@ -64,10 +68,11 @@ export function parseFilter(query: FilterQuery): LogFilter {
   if (query.source !== undefined && query.source !== '') filter.source = query.source;
   if (query.q !== undefined && query.q !== '') filter.q = query.q;
   if (query.pattern !== undefined && query.pattern !== '') filter.pattern = compilePattern(query.pattern, 'querystring:/pattern');
+  if (query.query !== undefined && query.query.trim() !== '') filter.query = parseQuery(query.query, 'querystring:/query');
   return filter;
 }
 
-type Row = { ts: number; level: number; source: string | null; message: string };
+type Row = { ts: number; level: number; source: string | null; message: string; metadata: string | null };
 
 /** The selection without its pattern, applied to a log in memory: cheap, and bounded by the log's size. */
 export function matchesWithoutPattern(filter: LogFilter, log: Row): boolean {
@@ -86,11 +91,28 @@ export function matchesWithoutPattern(filter: LogFilter, log: Row): boolean {
  */
 export async function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
   const out: (boolean | undefined)[] = rows.map((row) => matchesWithoutPattern(filter, row));
+  const still = () => {
+    const at: number[] = [];
+    for (let i = 0; i < rows.length; i++) if (out[i]) at.push(i);
+    return at;
+  };
   const pattern = filter.pattern;
-  if (!pattern) return out;
-  const at: number[] = [];
-  for (let i = 0; i < rows.length; i++) if (out[i]) at.push(i);
-  const results = await runTests(at.map((i) => ({ pattern, text: rows[i]!.message })), owner, deadline);
-  at.forEach((i, k) => (out[i] = results[k]));
+  if (pattern) {
+    const at = still();
+    const results = await runTests(at.map((i) => ({ pattern, text: rows[i]!.message })), owner, deadline);
+    at.forEach((i, k) => (out[i] = results[k]));
+  }
+  const query = filter.query;
+  if (query) {
+    // The query decides last, over the logs every other filter kept.
+    const at = still();
+    const results = await matchLogs(query, at.map((i) => rows[i]!), owner, deadline);
+    at.forEach((i, k) => (out[i] = results[k]));
+  }
   return out;
+}
+
+/** Whether the selection needs the app to decide (a pattern or a query), rather than SQL alone. */
+export function decidedInApp(filter: LogFilter): boolean {
+  return filter.pattern !== undefined || filter.query !== undefined;
 }

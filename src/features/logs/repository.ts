@@ -2,6 +2,7 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import { isPostgres } from '../../db/lock.js';
 import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
 import type { LogFilter } from './filter.js';
+import { narrowing } from './query/index.js';
 import { minuteCounts } from './writer.js';
 
 export type LogRowStored = LogsTable;
@@ -32,6 +33,14 @@ function applyFilter<O>(db: Executor, query: SelectQueryBuilder<DatabaseSchema, 
     if (!isPostgres(db)) q = q.where(sql<boolean>`message like ${likePattern(filter.q)} escape '\\'`);
     else if (/^[\x00-\x7f]*$/.test(filter.q)) q = q.where(sql<boolean>`message collate "C" ilike ${likePattern(filter.q)} escape '\\'`);
     else q = q.where(sql<boolean>`message ilike ${likePattern(filter.q)} escape '\\'`);
+  }
+  if (filter.query) {
+    // Only what every log the query selects must satisfy: its levels and its time bounds. The
+    // query itself is decided in the app (filter.ts matchAll), over the rows this narrows to.
+    const n = narrowing(filter.query);
+    if (n.levels) q = n.levels.length === 0 ? q.where(sql<boolean>`1 = 0`) : q.where('level', 'in', n.levels);
+    if (n.from !== undefined) q = q.where('ts', '>=', n.from);
+    if (n.to !== undefined) q = q.where('ts', '<=', n.to);
   }
   if (filter.contains !== undefined) {
     q = isPostgres(db) ? q.where(sql<boolean>`strpos(message, ${filter.contains}) > 0`) : q.where(sql<boolean>`instr(message, ${filter.contains}) > 0`);
@@ -98,7 +107,7 @@ export interface BucketCount {
  */
 export async function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
   const { from, to } = filter;
-  const rollup = filter.source === undefined && filter.q === undefined && filter.pattern === undefined && intervalMs % MINUTE_MS === 0 && from !== undefined && to !== undefined;
+  const rollup = filter.source === undefined && filter.q === undefined && filter.pattern === undefined && filter.query === undefined && intervalMs % MINUTE_MS === 0 && from !== undefined && to !== undefined;
   const firstWhole = rollup ? Math.ceil(from / MINUTE_MS) * MINUTE_MS : 0;
   // `to` is inclusive: the last whole minute ends at or before to + 1.
   const endWhole = rollup ? Math.floor((to + 1) / MINUTE_MS) * MINUTE_MS : 0;

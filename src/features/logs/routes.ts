@@ -223,7 +223,7 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
         querystring: S.StatsQuery,
         response: { 200: S.StatsResponse, ...errorResponses(400, 401, 404) },
       },
-    }, async (req) => logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval));
+    }, async (req) => logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval, req.query.groupBy));
 
     r.get('/projects/:id/logs/tail', {
       schema: {

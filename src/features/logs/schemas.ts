@@ -46,6 +46,14 @@ const filterFields = {
   level: Type.Optional(Type.String({ maxLength: 100, description: 'One level or a comma-separated list' })),
   source: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000]*$' })),
   q: Type.Optional(Type.String({ maxLength: 500, pattern: '^[^\\u0000]*$', description: 'Case-insensitive substring of the message' })),
+  query: Type.Optional(
+    Type.String({
+      maxLength: 2000,
+      description:
+        'A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\\/v1\\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column.',
+      examples: ['@res.statusCode:>=500 -@req.url:"/healthz"', 'level:error @path:"/v1/orders"', 'req-1007 OR @traceId:4bf92f3577b34da6a3ce929d0e0e4736'],
+    }),
+  ),
 };
 
 export const SearchQuery = Type.Object({
@@ -61,13 +69,27 @@ export const StatsQuery = Type.Object({
   ...filterFields,
   pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message; counted in the app within QUERY_TIME_BUDGET, so keep the range narrow' })),
   interval: Type.Optional(Type.String({ maxLength: 10, description: 'Bucket size such as 1m, 5m, 1h, 1d; chosen from the range when omitted' })),
+  groupBy: Type.Optional(
+    Type.String({
+      maxLength: 300,
+      description: 'Split each bucket by `level`, `source` or a metadata path (`path` or `@path`): `groups` holds the 10 most frequent values of the whole range, the rest under "(other)", logs without the field under "(none)". Counted in the app within QUERY_TIME_BUDGET.',
+    }),
+  ),
 });
 
 export const StatsResponse = Type.Object(
   {
     interval: Type.String(),
     buckets: Type.Array(
-      Type.Object({ start: Timestamp, total: Type.Integer(), levels: Type.Record(LevelName, Type.Integer()) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          start: Timestamp,
+          total: Type.Integer(),
+          levels: Type.Record(LevelName, Type.Integer()),
+          groups: Type.Optional(Type.Record(Type.String(), Type.Integer(), { description: 'With groupBy: counts per value (only values with a count above zero)' })),
+        },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },

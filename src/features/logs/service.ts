@@ -7,13 +7,13 @@ import { formatDuration, parseDuration } from '../../duration.js';
 import { PLAN_NAMES } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import type { BodyItem } from './body.js';
-import type { LogFilter } from './filter.js';
+import { decidedInApp, matchAll, type LogFilter } from './filter.js';
 import { claimKey, deleteExpiredKeys, releaseKey } from './idempotency.js';
 import { IngestQueue, type Committed } from './ingest-queue.js';
 import { IngestRateLimiter } from './rate-limit.js';
 import { LEVELS } from './levels.js';
 import { normaliseLog, type LogRow } from './normalise.js';
-import { runTests } from './regex-runner.js';
+import { groupNames, parseGroupBy, type GroupField } from './query/index.js';
 import { listenForCommits } from './pg-listener.js';
 import { createPartitionMaintenance } from './partitions.js';
 import * as repo from './repository.js';
@@ -27,8 +27,13 @@ export interface IngestResult {
 
 export interface StatsResult {
   interval: string;
-  buckets: { start: string; total: number; levels: Partial<Record<(typeof LEVELS)[number], number>> }[];
+  buckets: { start: string; total: number; levels: Partial<Record<(typeof LEVELS)[number], number>>; groups?: Record<string, number> }[];
 }
+
+/** groupBy: how many values keep their own name; the names of the rest and of logs without the field. */
+const TOP_GROUPS = 10;
+const OTHER_GROUP = '(other)';
+const NO_GROUP = '(none)';
 
 export type LogsService = ReturnType<typeof createLogsService>;
 
@@ -178,7 +183,7 @@ export function createLogsService(deps: {
     /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
     async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null }> {
       let position = cursor ? decodeCursor(cursor) : undefined;
-      if (!filter.pattern) {
+      if (!decidedInApp(filter)) {
         // The ownership check and the page are read together; a stranger's page is never answered.
         const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1))]);
         const page = rows.slice(0, limit);
@@ -187,16 +192,15 @@ export function createLogsService(deps: {
       }
       await projects.assertOwned(userId, projectId);
       const deadline = Date.now() + config.queryBudgetMs;
-      const pattern = filter.pattern;
       const found: repo.LogRowStored[] = [];
       let decided = 0;
       for (;;) {
-        // The pattern's required literal, if it has one, narrows the rows in SQL; RE2 decides.
-        const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(pattern.literal) }, position, PATTERN_CHUNK));
+        // SQL narrows (the pattern's required literal, the query's levels and times); the app decides.
+        const rows = await withBudget((ex) => repo.findPage(ex, projectId, narrowed(filter), position, PATTERN_CHUNK));
         // In steps, so a page that fills early does not test the rest of the chunk.
         for (let start = 0; start < rows.length; start += PATTERN_STEP) {
           const step = rows.slice(start, start + PATTERN_STEP);
-          const verdicts = await runTests(step.map((row) => ({ pattern, text: row.message })), projectId, deadline);
+          const verdicts = await matchAll(filter, step, projectId, deadline);
           for (let i = 0; i < step.length; i++) {
             const verdict = verdicts[i];
             if (verdict === undefined) {
@@ -218,7 +222,8 @@ export function createLogsService(deps: {
       }
     },
 
-    async stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined): Promise<StatsResult> {
+    async stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined, groupBy?: string): Promise<StatsResult> {
+      const group = groupBy !== undefined && groupBy.trim() !== '' ? parseGroupBy(groupBy) : undefined;
       await projects.assertOwned(userId, projectId);
       const to = filter.to ?? now();
       const from = filter.from ?? to - 86_400_000;
@@ -233,18 +238,35 @@ export function createLogsService(deps: {
         ms = parseDuration(STATS_INTERVALS.find((i) => span / parseDuration(i)! <= 120) ?? '1d')!;
         while (span / ms > MAX_BUCKETS) ms *= 2;
       }
-      const counts = filter.pattern
-        ? await countMatching(projectId, { ...filter, from, to }, ms)
-        : await withBudget((ex) => repo.countByBucket(ex, projectId, { ...filter, from, to }, ms));
+      const counted = decidedInApp(filter) || group
+        ? await countInApp(projectId, { ...filter, from, to }, ms, group)
+        : { counts: await withBudget((ex) => repo.countByBucket(ex, projectId, { ...filter, from, to }, ms)) };
       const byStart = new Map<number, StatsResult['buckets'][number]>();
       const first = from - (from % ms);
-      for (let start = first; start <= to; start += ms) byStart.set(start, { start: new Date(start).toISOString(), total: 0, levels: {} });
-      for (const c of counts) {
+      for (let start = first; start <= to; start += ms) byStart.set(start, { start: new Date(start).toISOString(), total: 0, levels: {}, ...(group ? { groups: {} } : {}) });
+      for (const c of counted.counts) {
         const b = byStart.get(c.bucket);
         if (!b) continue;
         b.total += c.n;
         const name = LEVELS[c.level]!;
         b.levels[name] = (b.levels[name] ?? 0) + c.n;
+      }
+      if (counted.groups) {
+        // The 10 most frequent values of the whole range (ties to the name that sorts first) keep
+        // their names; the rest are summed under "(other)"; "(none)" stays itself.
+        const totals = new Map<string, number>();
+        for (const byName of counted.groups.values()) for (const [name, n] of byName) if (name !== NO_GROUP) totals.set(name, (totals.get(name) ?? 0) + n);
+        const top = new Set([...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, TOP_GROUPS).map(([name]) => name));
+        for (const [bucket, byName] of counted.groups) {
+          const b = byStart.get(bucket);
+          if (!b) continue;
+          const groups: Record<string, number> = Object.create(null);
+          for (const [name, n] of byName) {
+            const key = name === NO_GROUP || top.has(name) ? name : OTHER_GROUP;
+            groups[key] = (groups[key] ?? 0) + n;
+          }
+          b.groups = { ...groups };
+        }
       }
       return { interval: formatDuration(ms), buckets: [...byStart.values()] };
     },
@@ -345,35 +367,49 @@ export function createLogsService(deps: {
 
 
   /**
-   * Stats with a pattern: the rows the other filters (and the pattern's required literal) select
-   * are read in rounds and matched with RE2 in the app, like search, and counted per bucket and
-   * level. Past the time budget the request is refused (narrow the range) rather than answered
-   * with partial counts.
+   * Stats decided in the app (a pattern, a query, or groupBy): the rows SQL narrows to are read in
+   * rounds, decided by the same predicate as search and tails, and counted per bucket and level
+   * (and per group name). Past the time budget the request is refused (narrow the range) rather
+   * than answered with partial counts.
    */
-  async function countMatching(projectId: string, filter: LogFilter, ms: number): Promise<{ bucket: number; level: number; n: number }[]> {
-    const pattern = filter.pattern!;
+  async function countInApp(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
     const deadline = Date.now() + config.queryBudgetMs;
-    const tally = new Map<string, { bucket: number; level: number; n: number }>();
+    const tally = new Map<string, repo.BucketCount>();
+    const groups = group ? new Map<number, Map<string, number>>() : undefined;
     let position: { ts: number; seq: number } | undefined;
-    const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting by pattern did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+    const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
     for (;;) {
-      const rows = await withBudget((ex) => repo.findPage(ex, projectId, { ...filter, pattern: undefined, contains: sqlSafe(pattern.literal) }, position, PATTERN_CHUNK));
-      const verdicts = await runTests(rows.map((row) => ({ pattern, text: row.message })), projectId, deadline);
+      const rows = await withBudget((ex) => repo.findPage(ex, projectId, narrowed(filter), position, PATTERN_CHUNK));
+      const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline) : undefined;
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!;
         position = { ts: row.ts, seq: row.seq };
-        const verdict = verdicts[i];
-        if (verdict === undefined) throw outOfBudget();
-        if (!verdict) continue;
+        if (verdicts) {
+          const verdict = verdicts[i];
+          if (verdict === undefined) throw outOfBudget();
+          if (!verdict) continue;
+        }
         const bucket = row.ts - (((row.ts % ms) + ms) % ms);
         const key = `${bucket}:${row.level}`;
         const t = tally.get(key);
         if (t) t.n++;
         else tally.set(key, { bucket, level: row.level, n: 1 });
+        if (groups) {
+          let byName = groups.get(bucket);
+          if (!byName) groups.set(bucket, (byName = new Map()));
+          for (const name of groupNames(group!, row)) byName.set(name, (byName.get(name) ?? 0) + 1);
+        }
       }
-      if (rows.length < PATTERN_CHUNK) return [...tally.values()];
+      if (rows.length < PATTERN_CHUNK) return { counts: [...tally.values()], groups };
       if (Date.now() > deadline) throw outOfBudget();
+      // Counting without a predicate is all synchronous work: let other requests in between rounds.
+      if (!verdicts) await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /** What SQL narrows to when the app decides: the other filters, the pattern's literal, the query's levels and times. */
+  function narrowed(filter: LogFilter): LogFilter {
+    return { ...filter, pattern: undefined, contains: sqlSafe(filter.pattern?.literal) };
   }
 
   /** A pattern search that could not decide a single log within the budget. */

@@ -25,7 +25,7 @@ export function alertEmail(ctx: FiringContext, publicUrl: string): AlertMessage 
   const window = formatDuration(Number(ctx.windowMs));
   const level = levelName(Number(ctx.level));
   const link = `${publicUrl}/projects/${ctx.projectId}/logs?level=${level}${ctx.source ? `&source=${encodeURIComponent(ctx.source)}` : ''}`;
-  const condition = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''}${ctx.pattern ? ` matching /${ctx.pattern}/` : ''} within ${window} (threshold ${ctx.threshold})`;
+  const condition = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''}${ctx.pattern ? ` matching /${ctx.pattern}/` : ''}${ctx.query ? ` selected by \`${ctx.query}\`` : ''} within ${window} (threshold ${ctx.threshold})`;
   const when = new Date(Number(ctx.triggeredAt)).toISOString();
   const lines = sample.map((l) => `${l.timestamp} ${l.level.toUpperCase()}${l.source ? ` [${l.source}]` : ''} ${l.message.slice(0, 500)}`);
   const text = [
