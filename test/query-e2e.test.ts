@@ -120,4 +120,54 @@ describeEngines('the query language means one thing everywhere', (engine) => {
       expect(counted, `${r.level}: ${r.query}`).toBe(r.want);
     }
   }, 180_000);
+
+  it('groupBy splits stats by a field: source and a nested metadata path, over the same logs', async () => {
+    const count = (names: (string | null)[]) => {
+      const out: Record<string, number> = {};
+      for (const n of names) out[n ?? '(none)'] = (out[n ?? '(none)'] ?? 0) + 1;
+      return out;
+    };
+    const statusOf = (metadata: string | null): string | null => {
+      const v = metadata === null ? undefined : (JSON.parse(metadata) as { res?: { statusCode?: unknown } }).res?.statusCode;
+      return v === undefined || v === null ? null : String(v);
+    };
+    const cases: [string, Record<string, number>][] = [
+      ['source', count(QUERY_LOGS.map((l) => l.source))],
+      ['@res.statusCode', count(QUERY_LOGS.map((l) => statusOf(l.metadata)))],
+    ];
+    for (const [groupBy, want] of cases) {
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs/stats?${range}&interval=1d&groupBy=${encodeURIComponent(groupBy)}`, { token: owner.accessToken });
+      expect(res.status, res.text).toBe(200);
+      const got: Record<string, number> = {};
+      for (const b of res.body.buckets as { groups: Record<string, number> }[]) for (const [name, n] of Object.entries(b.groups)) got[name] = (got[name] ?? 0) + n;
+      // At most 10 named values: fold what the test expects past the top 10 the same way.
+      const named = Object.entries(want).filter(([k]) => k !== '(none)').sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      const folded: Record<string, number> = {};
+      named.forEach(([k, n], i) => {
+        const key = i < 10 ? k : '(other)';
+        folded[key] = (folded[key] ?? 0) + n;
+      });
+      if (want['(none)']) folded['(none)'] = want['(none)'];
+      expect(got, groupBy).toEqual(folded);
+    }
+    const bad = await s.request('GET', `/v1/projects/${project.id}/logs/stats?groupBy=${encodeURIComponent('@"unclosed')}`, { token: owner.accessToken });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].path).toBe('querystring:/groupBy');
+  });
+
+  it('past ten values, groupBy sums the rest under "(other)", ties going to the name that sorts first', async () => {
+    const p = await createProject(s, owner, 'many sources');
+    // Sources s00..s12: s00 has 13 logs, s01 12, … s12 one; then two logs without a source.
+    const logs = Array.from({ length: 13 }, (_, i) => Array.from({ length: 13 - i }, () => ({ message: 'x', source: `s${String(i).padStart(2, '0')}`, timestamp: minTs }))).flat();
+    logs.push({ message: 'no source', timestamp: minTs } as never, { message: 'no source', timestamp: minTs } as never);
+    // A tie at the edge: t-a and t-b both with 4 logs, like s09; only the first by name keeps its own group.
+    for (const name of ['t-b', 't-a']) for (let i = 0; i < 4; i++) logs.push({ message: 'tie', source: name, timestamp: minTs });
+    expect((await ingest(s, p.apiKey, logs)).status).toBe(202);
+    const res = await s.request('GET', `/v1/projects/${p.id}/logs/stats?${range}&interval=1d&groupBy=source`, { token: owner.accessToken });
+    expect(res.status, res.text).toBe(200);
+    const groups = (res.body.buckets as { groups: Record<string, number> }[]).find((b) => Object.keys(b.groups).length > 0)!.groups;
+    // Top 10 by count: s00..s08 (13..5) and then one of the three with 4 (s09, t-a, t-b): s09 sorts first.
+    expect(groups).toEqual({ s00: 13, s01: 12, s02: 11, s03: 10, s04: 9, s05: 8, s06: 7, s07: 6, s08: 5, s09: 4, '(other)': 3 + 2 + 1 + 4 + 4, '(none)': 2 });
+  });
 });
+
