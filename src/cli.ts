@@ -73,11 +73,19 @@ program
     process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
   });
 
+/** A query given both as the argument and as --query: both must hold. */
+function joinQueries(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || a.trim() === '') return b;
+  if (b === undefined || b.trim() === '') return a;
+  return `(${a}) (${b})`;
+}
+
 const withFilters = (c: Command) =>
   c
     .option('-l, --level <levels>', 'one level or a comma list (trace, debug, info, warn, error, fatal)')
     .option('-s, --source <source>', 'only logs from this source')
-    .option('-q, --query <text>', 'messages containing this text (case-insensitive)')
+    .option('-q, --query <query>', 'a search query, e.g. \'@res.statusCode:>=500 -@req.url:"/healthz"\' (see docs/search.md)')
+    .option('-c, --contains <text>', 'messages containing this text (case-insensitive)')
     .option('-p, --pattern <re2>', 'messages matching this RE2 regular expression')
     .option('--json', 'one JSON log per line instead of coloured text')
     .option('--server <url>', 'the server signed in to (default: the one from `loglane login`)');
@@ -95,12 +103,12 @@ program
   .description('sign out and forget the stored tokens')
   .action(async () => (await import('./remote.js')).logout());
 
-withFilters(program.command('search').description('search a project\'s logs, newest first').argument('<project>', 'project id or name'))
+withFilters(program.command('search').description('search a project\'s logs, newest first').argument('<project>', 'project id or name').argument('[query]', 'a search query (the same as --query), e.g. \'level:error req-1007\''))
   .option('--since <duration>', 'only logs from this long ago, e.g. 15m, 6h, 7d')
   .option('--from <time>', 'ISO 8601 start')
   .option('--to <time>', 'ISO 8601 end')
   .option('-n, --limit <n>', 'how many logs at most', '100')
-  .action(async (project: string, o) => (await import('./remote.js')).search(project, o));
+  .action(async (project: string, query: string | undefined, o) => (await import('./remote.js')).search(project, { ...o, query: joinQueries(query, o.query) }));
 
 withFilters(program.command('tail').description('follow a project\'s logs live, coloured by level (Ctrl-C stops)').argument('<project>', 'project id or name'))
   .action(async (project: string, o) => (await import('./remote.js')).tail(project, o));

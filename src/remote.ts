@@ -143,12 +143,15 @@ export async function logout(): Promise<void> {
 export interface FilterOptions {
   level?: string;
   source?: string;
+  /** The search query language (docs/search.md). */
   query?: string;
+  /** A case-insensitive substring of the message (the API's `q`). */
+  contains?: string;
   pattern?: string;
 }
 
 function filterQuery(o: FilterOptions): Record<string, string | undefined> {
-  return { level: o.level, source: o.source, q: o.query, pattern: o.pattern };
+  return { level: o.level, source: o.source, q: o.contains, pattern: o.pattern, query: o.query };
 }
 
 /** `--since 15m` → an ISO time that long ago. */
@@ -183,7 +186,7 @@ export async function tail(projectRef: string, o: FilterOptions & { server?: str
   process.once('SIGTERM', () => controller.abort());
   const stream = client.tailLogs(project.id, filterQuery(o) as never, {
     signal: controller.signal,
-    onConnected: () => console.error(`Tailing ${project.name}${o.level || o.source || o.query || o.pattern ? ' (filtered)' : ''}. Ctrl-C to stop.`),
+    onConnected: () => console.error(`Tailing ${project.name}${o.level || o.source || o.query || o.contains || o.pattern ? ' (filtered)' : ''}. Ctrl-C to stop.`),
   });
   for await (const log of stream) process.stdout.write(`${o.json ? JSON.stringify(log) : formatLine(log, colour)}\n`);
 }

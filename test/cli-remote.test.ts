@@ -63,6 +63,18 @@ describeEngines('loglane CLI against a server', (engine) => {
     const found = plain.stdout.trim().split('\n').map((l) => JSON.parse(l) as { message: string; source: string; level: string });
     expect(found).toEqual([expect.objectContaining({ message: 'plain line 9998', source: 'cli', level: 'info' })]);
 
+    // The query language, as the argument: metadata fields, levels, words.
+    const queried = await runCli(['search', 'cli project', '@i:>=9990 level:error', '--json'], env);
+    expect(queried.code, queried.stderr).toBe(0);
+    expect(queried.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { message: string }).message)).toEqual(['json line 9995']);
+    // --contains is the plain substring filter.
+    const contains = await runCli(['search', 'cli project', '--contains', 'LINE 9998', '--json'], env);
+    expect(contains.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { message: string }).message)).toEqual(['plain line 9998']);
+    // A query that does not parse: the server's message, with the column, and exit 1.
+    const broken = await runCli(['search', 'cli project', '@i:'], env);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/at column 4/);
+
     const errors = await runCli(['search', project.id, '--level', 'error', '--source', 'worker', '-n', '2500'], env);
     expect(errors.code).toBe(0);
     const rows = errors.stdout.trim().split('\n');
@@ -78,7 +90,7 @@ describeEngines('loglane CLI against a server', (engine) => {
   });
 
   it('tail prints a log sent after it started, then stops on SIGINT', async () => {
-    const child = spawn(process.execPath, [path.resolve('bin/loglane.js'), 'tail', 'cli project', '--level', 'warn'], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const child = spawn(process.execPath, [path.resolve('bin/loglane.js'), 'tail', 'cli project', '--level', 'warn', '--query', 'source:node-*'], { env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -88,7 +100,7 @@ describeEngines('loglane CLI against a server', (engine) => {
       if (!check()) throw new Error(`timed out waiting for ${what}: ${stderr}`);
     };
     await waitFor(() => stderr.includes('Tailing cli project'), 'the tail to connect');
-    const sent = await runCli(['send', '-', '--api-key', project.apiKey, '--server', s.url, '--no-progress'], env, '{"level":"info","message":"not shown"}\n{"level":"warn","message":"disk almost full","source":"node-3"}\n');
+    const sent = await runCli(['send', '-', '--api-key', project.apiKey, '--server', s.url, '--no-progress'], env, '{"level":"info","message":"not shown"}\n{"level":"warn","message":"nor this","source":"web-1"}\n{"level":"warn","message":"disk almost full","source":"node-3"}\n');
     expect(sent.code).toBe(0);
     await waitFor(() => stdout.includes('disk almost full'), 'the tailed log');
     expect(stdout).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z WARN  node-3 disk almost full\n$/);
