@@ -198,3 +198,12 @@ export async function projectsWithLogsBefore(db: Executor, plan: string, cutoff:
     .execute();
   return rows.map((r) => r.id);
 }
+
+/** Counts per time bucket and source (null for logs without one), for stats grouped by source. */
+export async function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<{ bucket: number; source: string | null; n: number }[]> {
+  const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
+  const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'source', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
+    .groupBy([sql`1`, sql`2`])
+    .execute();
+  return rows.map((r) => ({ bucket: Number(r.bucket), source: r.source, n: Number(r.n) }));
+}

@@ -238,9 +238,9 @@ export function createLogsService(deps: {
         ms = parseDuration(STATS_INTERVALS.find((i) => span / parseDuration(i)! <= 120) ?? '1d')!;
         while (span / ms > MAX_BUCKETS) ms *= 2;
       }
-      const counted = decidedInApp(filter) || group
+      const counted = decidedInApp(filter) || (group && group.field.kind !== 'level' && group.field.kind !== 'source')
         ? await countInApp(projectId, { ...filter, from, to }, ms, group)
-        : { counts: await withBudget((ex) => repo.countByBucket(ex, projectId, { ...filter, from, to }, ms)) };
+        : await countInSql(projectId, { ...filter, from, to }, ms, group);
       const byStart = new Map<number, StatsResult['buckets'][number]>();
       const first = from - (from % ms);
       for (let start = first; start <= to; start += ms) byStart.set(start, { start: new Date(start).toISOString(), total: 0, levels: {}, ...(group ? { groups: {} } : {}) });
@@ -405,6 +405,25 @@ export function createLogsService(deps: {
       // Counting without a predicate is all synchronous work: let other requests in between rounds.
       if (!verdicts) await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /**
+   * Stats SQL can count alone (no pattern or query): per bucket and level (from the per-minute
+   * rollup where it can), and grouped by level or source when asked, with the same names the app's
+   * groupNames gives (the level's name; the source as it is, "(none)" without one).
+   */
+  async function countInSql(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
+    const counts = await withBudget((ex) => repo.countByBucket(ex, projectId, filter, ms));
+    if (!group) return { counts };
+    const groups = new Map<number, Map<string, number>>();
+    const add = (bucket: number, name: string, n: number) => {
+      let byName = groups.get(bucket);
+      if (!byName) groups.set(bucket, (byName = new Map()));
+      byName.set(name, (byName.get(name) ?? 0) + n);
+    };
+    if (group.field.kind === 'level') for (const c of counts) add(c.bucket, LEVELS[c.level]!, c.n);
+    else for (const c of await withBudget((ex) => repo.countBySourceBucket(ex, projectId, filter, ms))) add(c.bucket, c.source ?? NO_GROUP, c.n);
+    return { counts, groups };
   }
 
   /** What SQL narrows to when the app decides: the other filters, the pattern's literal, the query's levels and times. */
