@@ -37,11 +37,29 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
   const span = buckets.length * intervalMs;
   const tickEvery = Math.max(1, Math.ceil(buckets.length / Math.max(2, Math.floor(plotW / 90))));
   const h = hover !== null ? buckets[hover] : undefined;
+  // Split by a field (`groupBy`): the groups of the whole range, most logs first.
+  const groups = useMemo(() => {
+    const totals = new Map<string, number>();
+    let any = false;
+    for (const b of buckets) {
+      if (!b.groups) continue;
+      any = true;
+      for (const [g, n] of Object.entries(b.groups)) totals.set(g, (totals.get(g) ?? 0) + n);
+    }
+    if (!any) return undefined;
+    const rest = (g: string) => (g === '(other)' ? 2 : g === '(none)' ? 1 : 0);
+    return [...totals.entries()].sort((a, b) => rest(a[0]) - rest(b[0]) || b[1] - a[1] || a[0].localeCompare(b[0])).map(([g]) => g);
+  }, [buckets]);
+  const groupClass = (g: string) => (g === '(other)' ? 'group-fill-other' : g === '(none)' ? 'group-fill-none' : `group-fill-${groups!.indexOf(g) % 10}`);
+  const series: Array<{ key: string; cls: string; count: (b: (typeof buckets)[number]) => number }> = groups
+    ? groups.map((g) => ({ key: g, cls: groupClass(g), count: (b) => b.groups?.[g] ?? 0 }))
+    : LEVELS.map((level: Level) => ({ key: level, cls: `lvl-fill-${level}`, count: (b) => b.levels[level] ?? 0 }));
+  const by = groups ? (stats as { groupBy?: string }).groupBy ?? 'field' : 'level';
 
   return (
     <figure className="histogram" aria-label={`Log volume: ${formatCount(total)} logs in ${buckets.length} buckets of ${stats.interval}`}>
       <svg width={width} height={HEIGHT + AXIS} role="img" aria-labelledby="histogram-title">
-        <title id="histogram-title">{`${formatCount(total)} logs, per ${stats.interval}, stacked by level`}</title>
+        <title id="histogram-title">{`${formatCount(total)} logs, per ${stats.interval}, stacked by ${by}`}</title>
         <line x1={LEFT} x2={LEFT + plotW} y1={HEIGHT} y2={HEIGHT} className="axis" />
         <text x={LEFT - 6} y={10} className="axis-label" textAnchor="end">
           {formatCount(max)}
@@ -63,12 +81,12 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
               onClick={() => onSelect?.(bucketStart, bucketStart + intervalMs)}
             >
               <rect x={x} y={0} width={barW} height={HEIGHT} className="bar-hit" />
-              {LEVELS.map((level: Level) => {
-                const n = b.levels[level] ?? 0;
+              {series.map((sr) => {
+                const n = sr.count(b);
                 if (!n) return null;
                 const hgt = (n / max) * HEIGHT;
                 y -= hgt;
-                return <rect key={level} x={x + 0.5} y={y} width={Math.max(1, barW - 1)} height={hgt} className={`lvl-fill-${level}`} />;
+                return <rect key={sr.key} x={x + 0.5} y={y} width={Math.max(1, barW - 1)} height={hgt} className={sr.cls} />;
               })}
               {i % tickEvery === 0 && x < LEFT + plotW - 34 && (
                 <text x={x} y={HEIGHT + 14} className="axis-label">
@@ -83,18 +101,18 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
         {h ? (
           <>
             <strong>{new Date(h.start).toLocaleString()}</strong> · {formatCount(h.total)} logs
-            {LEVELS.filter((l) => h.levels[l]).map((l) => (
-              <span key={l} className="legend-item">
-                <span className={`swatch lvl-bg-${l}`} aria-hidden="true" /> {l} {formatCount(h.levels[l] ?? 0)}
+            {series.filter((sr) => sr.count(h)).map((sr) => (
+              <span key={sr.key} className="legend-item">
+                <span className={`swatch ${sr.cls}`} aria-hidden="true" /> {sr.key} {formatCount(sr.count(h))}
               </span>
             ))}
           </>
         ) : (
           <>
             {formatCount(total)} logs · per {stats.interval}
-            {LEVELS.map((l) => (
-              <span key={l} className="legend-item">
-                <span className={`swatch lvl-bg-${l}`} aria-hidden="true" /> {l}
+            {series.map((sr) => (
+              <span key={sr.key} className="legend-item">
+                <span className={`swatch ${groups ? sr.cls : `lvl-bg-${sr.key}`}`} aria-hidden="true" /> {sr.key}
               </span>
             ))}
             {onSelect && <span className="muted"> · click a bar to zoom in</span>}

@@ -1,6 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import { formatLogTime } from '../lib/format.ts';
+import { fieldName, fieldTerm, flattenMetadata, inlineFields } from '../lib/query.ts';
 import type { Log } from '../lib/types.ts';
 import { CopyButton } from './ui.tsx';
 
@@ -12,7 +13,7 @@ export const ROW_HEIGHT = 30;
  * When live logs are prepended while the reader is scrolled down, the view is shifted by their
  * height so the lines being read stay put.
  */
-export function LogList(props: { logs: Log[]; onEndReached?: () => void; footer?: string; scrollRef?: RefObject<HTMLDivElement | null> }) {
+export function LogList(props: { logs: Log[]; onFilter?: (term: string) => void; onEndReached?: () => void; footer?: string; scrollRef?: RefObject<HTMLDivElement | null> }) {
   const { logs } = props;
   const ownRef = useRef<HTMLDivElement>(null);
   const parentRef = props.scrollRef ?? ownRef;
@@ -55,6 +56,7 @@ export function LogList(props: { logs: Log[]; onEndReached?: () => void; footer?
             <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start}px)` }}>
               <LogRow
                 log={log}
+                onFilter={props.onFilter}
                 open={expanded.has(log.id)}
                 onToggle={() =>
                   setExpanded((s) => {
@@ -78,8 +80,10 @@ export function LogList(props: { logs: Log[]; onEndReached?: () => void; footer?
   );
 }
 
-const LogRow = memo(function LogRow({ log, open, onToggle }: { log: Log; open: boolean; onToggle: () => void }) {
+const LogRow = memo(function LogRow({ log, open, onToggle, onFilter }: { log: Log; open: boolean; onToggle: () => void; onFilter?: (term: string) => void }) {
   const hasMeta = Object.keys(log.metadata).length > 0;
+  const chips = inlineFields(log.metadata);
+  const fields: Array<[string, unknown]> = [['level', log.level], ['source', log.source], ...flattenMetadata(log.metadata).map(([path, value]): [string, unknown] => [fieldName(path), value])];
   return (
     <div className={`log-row lvl-row-${log.level}${open ? ' open' : ''}`}>
       <button type="button" className="log-line" aria-expanded={open} onClick={onToggle} data-log-id={log.id}>
@@ -87,6 +91,11 @@ const LogRow = memo(function LogRow({ log, open, onToggle }: { log: Log; open: b
         <span className={`level-badge lvl-${log.level}`}>{log.level}</span>
         <span className="log-source">{log.source ?? ''}</span>
         <span className="log-message">{log.message}</span>
+        {chips.map((c) => (
+          <span key={c.path.join('.')} className="log-chip">
+            {c.path.join('.')}={String(c.value)}
+          </span>
+        ))}
       </button>
       {open && (
         <div className="log-detail">
@@ -103,6 +112,34 @@ const LogRow = memo(function LogRow({ log, open, onToggle }: { log: Log; open: b
               <code>{log.id}</code>
             </dd>
           </dl>
+          {onFilter && (
+            <table className="field-table" aria-label="Fields">
+              <tbody>
+                {fields.map(([field, value]) => (
+                  <tr key={field}>
+                    <td>
+                      <button type="button" className="link-button field-name" title={`Show logs that have ${field}`} onClick={() => onFilter(value === null ? `-${field}:*` : `${field}:*`)}>
+                        {field}
+                      </button>
+                    </td>
+                    <td>
+                      <button type="button" className="link-button field-value" title={`Filter: ${fieldTerm(field, value)}`} onClick={() => onFilter(fieldTerm(field, value))}>
+                        {value === null ? 'null' : typeof value === 'object' ? JSON.stringify(value) : String(value)}
+                      </button>
+                    </td>
+                    <td className="field-actions">
+                      <button type="button" className="chip" aria-label={`Filter to ${fieldTerm(field, value)}`} onClick={() => onFilter(fieldTerm(field, value))}>
+                        +
+                      </button>
+                      <button type="button" className="chip" aria-label={`Exclude ${fieldTerm(field, value)}`} onClick={() => onFilter(fieldTerm(field, value, true))}>
+                        −
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
           {hasMeta ? <pre className="json" aria-label="Metadata">{JSON.stringify(log.metadata, null, 2)}</pre> : <p className="muted small">No metadata.</p>}
           <CopyButton text={JSON.stringify(log, null, 2)} label="Copy as JSON" />
         </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseInterval, DEFAULT_QUERY, fromUrlParams, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
+import { addTerm, chooseInterval, DEFAULT_QUERY, fieldName, fieldTerm, fromUrlParams, inlineFields, querySyntaxError, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
 
 const now = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -13,17 +13,12 @@ describe('console query building', () => {
     expect(p).toEqual({ from: '2026-11-22T11:00:00.000Z', to: '2026-11-22T12:00:00.000Z', limit: '200' });
   });
 
-  it('sends levels as a list in a fixed order, source trimmed, and the search as q', () => {
-    const q: LogQuery = { ...DEFAULT_QUERY, levels: ['error', 'warn'], source: '  api ', search: 'timed out' };
+  it('sends levels as a list in a fixed order and the search as query', () => {
+    const q: LogQuery = { ...DEFAULT_QUERY, levels: ['error', 'warn'], query: 'source:api "timed out"' };
     const p = params(searchPath('proj_1', q, now, { cursor: 'c1', limit: 500 }));
-    expect(p).toMatchObject({ level: 'warn,error', source: 'api', q: 'timed out', cursor: 'c1', limit: '500' });
-    expect(p.pattern).toBeUndefined();
-  });
-
-  it('sends the search as an RE2 pattern when the regex toggle is on', () => {
-    const p = params(searchPath('proj_1', { ...DEFAULT_QUERY, search: 'took \\d+ms', regex: true }, now));
-    expect(p.pattern).toBe('took \\d+ms');
+    expect(p).toMatchObject({ level: 'warn,error', query: 'source:api "timed out"', cursor: 'c1', limit: '500' });
     expect(p.q).toBeUndefined();
+    expect(params(searchPath('proj_1', { ...DEFAULT_QUERY, query: '   ' }, now)).query).toBeUndefined();
   });
 
   it('leaves out the level filter when every level is chosen', () => {
@@ -45,24 +40,28 @@ describe('console query building', () => {
     expect(p.from).toBe('2026-11-22T11:00:00.000Z');
   });
 
-  it('counts the histogram with the same filters as the list, regular expression included', () => {
-    const q: LogQuery = { ...DEFAULT_QUERY, levels: ['error'], search: 'a+b', regex: true };
+  it('counts the histogram with the same filters as the list, split by a field when asked', () => {
+    const q: LogQuery = { ...DEFAULT_QUERY, levels: ['error'], query: '/a+b/' };
     const p = params(statsPath('proj_1', q, now));
-    expect(p.pattern).toBe('a+b');
+    expect(p.query).toBe('/a+b/');
     expect(p.level).toBe('error');
+    expect(p.groupBy).toBeUndefined();
+    expect(params(statsPath('proj_1', { ...q, groupBy: 'level' }, now)).groupBy).toBeUndefined();
+    expect(params(statsPath('proj_1', { ...q, groupBy: ' @res.statusCode ' }, now)).groupBy).toBe('@res.statusCode');
+    expect(params(searchPath('proj_1', { ...q, groupBy: 'source' }, now)).groupBy).toBeUndefined();
   });
 
   it('tails with the same filters and no time bounds', () => {
-    const path = tailPath('proj_1', { ...DEFAULT_QUERY, levels: ['error'], search: 'x' });
-    expect(path).toBe('/v1/projects/proj_1/logs/tail?level=error&q=x');
+    const path = tailPath('proj_1', { ...DEFAULT_QUERY, levels: ['error'], query: 'x' });
+    expect(path).toBe('/v1/projects/proj_1/logs/tail?level=error&query=x');
     expect(tailPath('proj_1', DEFAULT_QUERY)).toBe('/v1/projects/proj_1/logs/tail');
   });
 
   it('round-trips the explorer state through the page URL', () => {
     const queries: LogQuery[] = [
       DEFAULT_QUERY,
-      { range: { kind: 'preset', preset: '7d' }, levels: ['fatal', 'info'], source: 'worker', search: 'a&b=c', regex: false },
-      { range: { kind: 'custom', from: now - 5000, to: now }, levels: [], source: '', search: '^GET /', regex: true },
+      { range: { kind: 'preset', preset: '7d' }, levels: ['fatal', 'info'], query: 'source:worker "a&b=c"', groupBy: '' },
+      { range: { kind: 'custom', from: now - 5000, to: now }, levels: [], query: '/^GET \\// OR @x:#', groupBy: '@res.statusCode' },
     ];
     for (const q of queries) expect(fromUrlParams(toUrlParams(q))).toEqual(q);
   });
@@ -70,5 +69,52 @@ describe('console query building', () => {
   it('ignores what it does not understand in a hand-edited URL', () => {
     const q = fromUrlParams(new URLSearchParams('range=forever&level=ERROR,nope,error&from=yesterday'));
     expect(q).toEqual({ ...DEFAULT_QUERY, levels: ['error'] });
+  });
+
+  it('reads links from before the query language as the same query', () => {
+    expect(fromUrlParams(new URLSearchParams('source=billing&q=say "hi"')).query).toBe('source:billing "say \\"hi\\""');
+    expect(fromUrlParams(new URLSearchParams('pattern=took \\d%2Bms')).query).toBe('/took \\d+ms/');
+    expect(fromUrlParams(new URLSearchParams('q=x&query=level:error')).query).toBe('level:error');
+  });
+});
+
+describe('building terms from values', () => {
+  it('writes plain values bare and quotes and escapes the rest', () => {
+    expect(fieldTerm('@order.id', 4242)).toBe('@order.id:4242');
+    expect(fieldTerm('@retry', false, true)).toBe('-@retry:false');
+    expect(fieldTerm('@path', '/v1/orders')).toBe('@path:"/v1/orders"');
+    expect(fieldTerm('@msg', 'say "hi" \\ bye')).toBe('@msg:"say \\"hi\\" \\\\ bye"');
+    expect(fieldTerm('@q', 'a*b?')).toBe('@q:"a*b?"');
+    expect(fieldTerm('@w', 'OR')).toBe('@w:"OR"');
+    expect(fieldTerm('@w', '-x')).toBe('@w:"-x"');
+    expect(fieldTerm('@req', 'r-12')).toBe('@req:r-12');
+    expect(fieldTerm('@tags', ['a', 'b'])).toBe('@tags:"[\\"a\\",\\"b\\"]"');
+    expect(fieldTerm('@gone', null)).toBe('@gone:null');
+    expect(fieldTerm('source', 'api')).toBe('source:api');
+  });
+
+  it('names metadata paths with @, quoting odd segments', () => {
+    expect(fieldName(['res', 'statusCode'])).toBe('@res.statusCode');
+    expect(fieldName(['http.route'])).toBe('@"http.route"');
+    expect(fieldName(['weird key', 'x'])).toBe('@"weird key".x');
+  });
+
+  it('ANDs a term onto the query, keeping an OR in parentheses', () => {
+    expect(addTerm('', 'a:1')).toBe('a:1');
+    expect(addTerm(' timeout ', 'a:1')).toBe('timeout a:1');
+    expect(addTerm('x OR y', '-a:1')).toBe('(x OR y) -a:1');
+    expect(addTerm('color', 'a:1')).toBe('color a:1');
+  });
+
+  it('reads the column of a syntax error from the 400 details', () => {
+    expect(querySyntaxError([{ path: 'querystring:/query', message: "at column 9: expected a value after ':'" }])).toEqual({ column: 9, message: "at column 9: expected a value after ':'" });
+    expect(querySyntaxError([{ path: 'querystring:/from', message: 'bad' }])).toBeUndefined();
+    expect(querySyntaxError(undefined)).toBeUndefined();
+  });
+
+  it('picks the inline fields by key: status, codes, methods, paths, ids, durations first', () => {
+    const meta = { hostname: 'box', reqId: 'req-1', req: { method: 'GET', url: '/v1/orders' }, res: { statusCode: 503 }, responseTime: 12, long: 'x'.repeat(80), nested: { a: { b: 1 } } };
+    expect(inlineFields(meta).map((f) => `${f.path.join('.')}=${String(f.value)}`)).toEqual(['res.statusCode=503', 'req.method=GET', 'req.url=/v1/orders', 'reqId=req-1']);
+    expect(inlineFields({})).toEqual([]);
   });
 });

@@ -22,13 +22,13 @@ export interface LogQuery {
   range: TimeRange;
   /** Empty means every level. */
   levels: Level[];
-  source: string;
-  search: string;
-  /** When set, `search` is an RE2 regular expression (`pattern`) rather than a substring (`q`). */
-  regex: boolean;
+  /** The search in the query language (docs/search.md), sent as `query`. */
+  query: string;
+  /** What the histogram splits by: '' (level, the default) or a field sent as `groupBy`. */
+  groupBy: string;
 }
 
-export const DEFAULT_QUERY: LogQuery = { range: { kind: 'preset', preset: '1h' }, levels: [], source: '', search: '', regex: false };
+export const DEFAULT_QUERY: LogQuery = { range: { kind: 'preset', preset: '1h' }, levels: [], query: '', groupBy: '' };
 
 /** The absolute bounds of a range at `now`. */
 export function resolveRange(range: TimeRange, now: number): { from: number; to: number } {
@@ -42,9 +42,7 @@ function filterParams(query: LogQuery): URLSearchParams {
   const p = new URLSearchParams();
   // All six levels selected is the same as none: leave it out.
   if (query.levels.length > 0 && query.levels.length < LEVELS.length) p.set('level', LEVELS.filter((l) => query.levels.includes(l)).join(','));
-  const source = query.source.trim();
-  if (source) p.set('source', source);
-  if (query.search !== '') p.set(query.regex ? 'pattern' : 'q', query.search);
+  if (query.query.trim() !== '') p.set('query', query.query);
   return p;
 }
 
@@ -88,6 +86,8 @@ export function statsPath(projectId: string, query: LogQuery, now: number, maxBa
   p.set('from', new Date(Math.floor(from / interval.ms) * interval.ms).toISOString());
   p.set('to', new Date(to).toISOString());
   p.set('interval', interval.id);
+  const groupBy = query.groupBy.trim();
+  if (groupBy && groupBy !== 'level') p.set('groupBy', groupBy);
   return `/v1/projects/${encodeURIComponent(projectId)}/logs/stats?${p}`;
 }
 
@@ -112,8 +112,8 @@ export function toUrlParams(query: LogQuery): URLSearchParams {
     p.set('to', new Date(query.range.to).toISOString());
   }
   if (query.levels.length) p.set('level', query.levels.join(','));
-  if (query.source.trim()) p.set('source', query.source.trim());
-  if (query.search) p.set(query.regex ? 'pattern' : 'q', query.search);
+  if (query.query) p.set('query', query.query);
+  if (query.groupBy.trim()) p.set('groupBy', query.groupBy.trim());
   return p;
 }
 
@@ -133,14 +133,95 @@ export function fromUrlParams(p: URLSearchParams): LogQuery {
     .split(',')
     .map((l) => l.trim().toLowerCase())
     .filter((l): l is Level => (LEVELS as readonly string[]).includes(l));
+  return { range, levels: [...new Set(levels)], query: p.get('query') ?? legacyQuery(p), groupBy: p.get('groupBy') ?? '' };
+}
+
+/** Links saved before the query language (`source`, `q`, `pattern`) become the same query. */
+function legacyQuery(p: URLSearchParams): string {
+  const parts: string[] = [];
+  const source = p.get('source')?.trim();
+  if (source) parts.push(`source:${quoteValue(source)}`);
+  const q = p.get('q');
+  if (q) parts.push(quotePhrase(q));
   const pattern = p.get('pattern');
-  return {
-    range,
-    levels: [...new Set(levels)],
-    source: p.get('source') ?? '',
-    search: pattern ?? p.get('q') ?? '',
-    regex: pattern !== null,
-  };
+  if (pattern && !pattern.includes('/')) parts.push(`/${pattern}/`);
+  return parts.join(' ');
+}
+
+/** A phrase in double quotes, with `\` and `"` escaped. */
+export function quotePhrase(text: string): string {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+const BARE_VALUE = /^[\p{L}\p{N}_.][\p{L}\p{N}_.\-]*$/u;
+const RESERVED = new Set(['AND', 'OR', 'NOT', 'TO']);
+
+/** A field value as the query language reads it literally: bare when it is plain, else quoted. */
+export function quoteValue(value: string): string {
+  return BARE_VALUE.test(value) && !RESERVED.has(value) ? value : quotePhrase(value);
+}
+
+const BARE_SEGMENT = /^[\p{L}\p{N}_\-]+$/u;
+
+/** A metadata path (its keys from the top) as a field: `@res.statusCode`, `@"weird key".x`. */
+export function fieldName(path: readonly string[]): string {
+  return '@' + path.map((seg) => (BARE_SEGMENT.test(seg) ? seg : quotePhrase(seg))).join('.');
+}
+
+/** `field:value` (or `-field:value`) for a value seen in a log. */
+export function fieldTerm(field: string, value: unknown, exclude = false): string {
+  const text = value === null ? 'null' : typeof value === 'string' ? quoteValue(value) : typeof value === 'number' || typeof value === 'boolean' ? String(value) : quotePhrase(JSON.stringify(value));
+  return `${exclude ? '-' : ''}${field}:${text}`;
+}
+
+/** The query with one more term ANDed to it (an OR in the query is kept in parentheses). */
+export function addTerm(query: string, term: string): string {
+  const q = query.trim();
+  if (!q) return term;
+  return /(^|[\s)])OR([\s(]|$)/.test(q) ? `(${q}) ${term}` : `${q} ${term}`;
+}
+
+/** The column (1-based, in code points) and the text of a query syntax error, from the API's 400. */
+export function querySyntaxError(details: unknown): { column: number; message: string } | undefined {
+  if (!Array.isArray(details)) return undefined;
+  const d = details.find((x: { path?: string }) => x && x.path === 'querystring:/query') as { message?: string } | undefined;
+  if (!d || typeof d.message !== 'string') return undefined;
+  const m = /^at column (\d+):\s*(.*)$/s.exec(d.message);
+  return m ? { column: Number(m[1]), message: d.message } : { column: 0, message: d.message };
+}
+
+/**
+ * A log's metadata flattened to leaves: `[path, value]` for every string, number, boolean and null
+ * (arrays as one value), in key order.
+ */
+export function flattenMetadata(meta: unknown, prefix: string[] = [], out: Array<[string[], unknown]> = []): Array<[string[], unknown]> {
+  if (meta !== null && typeof meta === 'object' && !Array.isArray(meta)) {
+    for (const [k, v] of Object.entries(meta as Record<string, unknown>)) flattenMetadata(v, [...prefix, k], out);
+  } else if (prefix.length) {
+    out.push([prefix, meta]);
+  }
+  return out;
+}
+
+/** Key names that usually say the most about a line, best first (see docs/console.md). */
+const USEFUL_KEYS = [/status/i, /(^|[._-])code$/i, /method/i, /(path|url|route|uri)$/i, /(^|[a-z])(id|Id|ID)$/, /(duration|elapsed|latency|time_?ms|ms)$/i, /(user|tenant|customer|order)/i, /(error|err|exception)/i];
+
+/**
+ * The few metadata fields shown inline after a row's message: scalar leaves with short values,
+ * ranked by the first key pattern their last key matches (status, code, method, path/url, ids,
+ * durations, who, errors), then by key order; at most `max`.
+ */
+export function inlineFields(meta: unknown, max = 4): Array<{ path: string[]; value: unknown }> {
+  const ranked: Array<{ path: string[]; value: unknown; rank: number; order: number }> = [];
+  flattenMetadata(meta).forEach(([path, value], order) => {
+    if (value === null || typeof value === 'object') return;
+    if (String(value).length > 60) return;
+    const key = path.join('.');
+    const rank = USEFUL_KEYS.findIndex((re) => re.test(path[path.length - 1]!) || re.test(key));
+    if (rank >= 0) ranked.push({ path, value, rank, order });
+  });
+  ranked.sort((a, b) => a.rank - b.rank || a.order - b.order);
+  return ranked.slice(0, max).map(({ path, value }) => ({ path, value }));
 }
 
 /** `datetime-local` input value (local time, minutes) for an epoch time, and back. */

@@ -2,6 +2,10 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useApi } from '../lib/context.ts';
 import { formatCount } from '../lib/format.ts';
 import {
+  addTerm,
+  fieldName,
+  flattenMetadata,
+  querySyntaxError,
   fromLocalInput,
   fromUrlParams,
   LEVELS,
@@ -18,6 +22,7 @@ import {
   type PresetId,
 } from '../lib/query.ts';
 import { navigate } from '../lib/router.ts';
+import { ApiError } from '../lib/api.ts';
 import { TailClient, type TailStatus } from '../lib/tail.ts';
 import type { Log, Page, Project, Stats } from '../lib/types.ts';
 import { Histogram } from '../components/Histogram.tsx';
@@ -150,7 +155,9 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
   const range = resolveRange(query.range, now);
   const projectName = project.data?.name ?? 'Project';
   const empty = !results.loading && results.error === undefined && results.logs.length === 0;
-  const filtered = query.levels.length > 0 || query.source !== '' || query.search !== '';
+  const filtered = query.levels.length > 0 || query.query.trim() !== '';
+  const syntaxError = results.error instanceof ApiError && results.error.status === 400 ? querySyntaxError(results.error.details) : undefined;
+  const addFilter = (term: string) => setQuery({ ...query, query: addTerm(query.query, term) });
 
   return (
     <main className="page explorer">
@@ -162,7 +169,7 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
           Settings
         </Link>
       </PageHeader>
-      <QueryBar query={query} onChange={setQuery} onRefresh={() => setNow(Date.now())} from={range.from} to={range.to} />
+      <QueryBar query={query} onChange={setQuery} onRefresh={() => setNow(Date.now())} from={range.from} to={range.to} syntaxError={syntaxError} />
 
       <div className="tail-bar" role="group" aria-label="Live tail">
         {!tailOn ? (
@@ -192,8 +199,9 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
       </div>
 
       <div ref={chartRef} className="chart-box card">
+        <GroupByControl value={query.groupBy} fields={fieldsOnScreen(results.logs)} onChange={(groupBy) => setQuery({ ...query, groupBy })} />
         {statsError !== undefined ? (
-          <ErrorNote error={statsError} />
+          syntaxError ? <p className="muted">Fix the query to count logs.</p> : <ErrorNote error={statsError} />
         ) : stats ? (
           <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
         ) : (
@@ -201,7 +209,7 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
         )}
       </div>
 
-      {results.error !== undefined && <ErrorNote error={results.error} onRetry={() => setNow(Date.now())} />}
+      {results.error !== undefined && !syntaxError && <ErrorNote error={results.error} onRetry={() => setNow(Date.now())} />}
       {results.loading && results.logs.length === 0 && <Spinner label="Searching logs…" />}
       {empty && !filtered && project.data && project.data.logCount === 0 ? (
         <>
@@ -225,6 +233,7 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
           </div>
           <LogList
             logs={results.logs}
+            onFilter={addFilter}
             onEndReached={loadMore}
             footer={results.loading ? 'Loading more…' : results.cursor ? undefined : results.logs.length >= MAX_ROWS ? `Showing the newest ${formatCount(MAX_ROWS)}; narrow the range to see older logs.` : 'End of results.'}
           />
@@ -267,9 +276,9 @@ function addToStats(stats: Stats, logs: Log[]): Stats {
   return { ...stats, buckets };
 }
 
-function QueryBar({ query, onChange, onRefresh, from, to }: { query: LogQuery; onChange: (q: LogQuery) => void; onRefresh: () => void; from: number; to: number }) {
-  const [search, setSearch] = useState(query.search);
-  const [source, setSource] = useState(query.source);
+function QueryBar({ query, onChange, onRefresh, from, to, syntaxError }: { query: LogQuery; onChange: (q: LogQuery) => void; onRefresh: () => void; from: number; to: number; syntaxError?: { column: number; message: string } }) {
+  const [search, setSearch] = useState(query.query);
+  const [help, setHelp] = useState(false);
   const [customFrom, setCustomFrom] = useState(toLocalInput(from));
   const [customTo, setCustomTo] = useState(toLocalInput(to));
   const [rangeError, setRangeError] = useState<string | null>(null);
@@ -277,12 +286,11 @@ function QueryBar({ query, onChange, onRefresh, from, to }: { query: LogQuery; o
 
   // Typing settles for a moment before the query runs.
   useEffect(() => {
-    if (search === query.search && source === query.source) return;
-    const t = setTimeout(() => onChange({ ...query, search, source }), 400);
+    if (search === query.query) return;
+    const t = setTimeout(() => onChange({ ...query, query: search }), 400);
     return () => clearTimeout(t);
-  }, [search, source]); // eslint-disable-line react-hooks/exhaustive-deps
-  useEffect(() => setSearch(query.search), [query.search]);
-  useEffect(() => setSource(query.source), [query.source]);
+  }, [search]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => setSearch(query.query), [query.query]);
   useEffect(() => {
     setCustomFrom(toLocalInput(from));
     setCustomTo(toLocalInput(to));
@@ -303,7 +311,7 @@ function QueryBar({ query, onChange, onRefresh, from, to }: { query: LogQuery; o
   }
 
   return (
-    <form className="query-bar card" role="search" aria-label="Filter logs" onSubmit={(e) => { e.preventDefault(); onChange({ ...query, search, source }); }}>
+    <form className="query-bar card" role="search" aria-label="Filter logs" onSubmit={(e) => { e.preventDefault(); onChange({ ...query, query: search }); }}>
       <div className="query-row">
         <label className="inline-label">
           <span>Time range</span>
@@ -346,25 +354,25 @@ function QueryBar({ query, onChange, onRefresh, from, to }: { query: LogQuery; o
       <div className="query-row">
         <div className="search-box">
           <label className="inline-label grow">
-            <span>{query.regex ? 'Regular expression' : 'Search messages'}</span>
+            <span>Search</span>
             <input
               type="search"
+              className="query-input"
               value={search}
-              placeholder={query.regex ? 'e.g. timeout after \\d+ms' : 'Text the message contains'}
+              placeholder='e.g. timeout @res.statusCode:>=500 -source:worker'
               onChange={(e) => setSearch(e.target.value)}
               spellCheck={false}
+              aria-invalid={syntaxError ? true : undefined}
+              aria-describedby={syntaxError ? 'query-error' : undefined}
             />
           </label>
-          <label className="toggle" title="Treat the search as an RE2 regular expression">
-            <input type="checkbox" checked={query.regex} onChange={(e) => onChange({ ...query, search, regex: e.target.checked })} />
-            <span>Regex</span>
-          </label>
+          <button type="button" className="secondary" aria-expanded={help} aria-controls="query-help" onClick={() => setHelp((h) => !h)}>
+            Syntax
+          </button>
         </div>
-        <label className="inline-label">
-          <span>Source</span>
-          <input type="text" value={source} placeholder="any" onChange={(e) => setSource(e.target.value)} spellCheck={false} />
-        </label>
       </div>
+      {syntaxError && <QueryError id="query-error" query={query.query} error={syntaxError} />}
+      {help && <CheatSheet onClose={() => setHelp(false)} />}
       <fieldset className="level-chips">
         <legend>Levels</legend>
         {LEVELS.map((level) => (
@@ -382,3 +390,100 @@ function QueryBar({ query, onChange, onRefresh, from, to }: { query: LogQuery; o
   );
 }
 
+
+/** The query with the character at the error's column marked, and the server's message. */
+function QueryError({ id, query, error }: { id: string; query: string; error: { column: number; message: string } }) {
+  const chars = Array.from(query);
+  const i = Math.max(0, error.column - 1);
+  return (
+    <div className="query-error" id={id} role="alert">
+      <pre className="query-echo" aria-hidden="true">
+        {chars.slice(0, i).join('')}
+        <mark>{chars[i] ?? ' '}</mark>
+        {chars.slice(i + 1).join('')}
+        {'\n'}
+        {' '.repeat(i)}^
+      </pre>
+      <span className="field-error">{error.message}</span>
+    </div>
+  );
+}
+
+const CHEATS: Array<[string, string]> = [
+  ['timeout', 'a word in the message or any field value'],
+  ['"connection reset"', 'a phrase (substring, any case)'],
+  ['time*  req-10?7', 'wildcards in a word'],
+  ['/took \\d+ms/', 'RE2 regular expression on the message'],
+  ['level:>=warn  source:api-*', 'the log\u2019s own fields'],
+  ['@res.statusCode:503', 'a metadata field (nested or dotted keys)'],
+  ['@res.statusCode:>=500  @ms:[100 TO 500]', 'comparisons and ranges'],
+  ['@user.id:*  -@user.id:*', 'the field exists / does not'],
+  ['@method:(GET OR POST)', 'any of several values'],
+  ['a b OR c  -d  NOT (e OR f)', 'AND is implied; NOT/- before OR; parentheses group'],
+  ['@path:"/v1/orders"  \\:', 'quote values with / * ? or spaces; \\ escapes one character'],
+];
+
+function CheatSheet({ onClose }: { onClose: () => void }) {
+  return (
+    <section className="cheat-sheet" id="query-help" aria-label="Search syntax">
+      <table>
+        <tbody>
+          {CHEATS.map(([q, what]) => (
+            <tr key={q}>
+              <td>
+                <code>{q}</code>
+              </td>
+              <td>{what}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="small">
+        The whole language, with examples over pino and OpenTelemetry logs: <a href="https://github.com/loglane/loglane/blob/main/docs/search.md" target="_blank" rel="noreferrer">docs/search.md</a>.{' '}
+        <button type="button" className="link-button" onClick={onClose}>
+          Close
+        </button>
+      </p>
+    </section>
+  );
+}
+
+/** Metadata fields of the logs on screen, as `@path`, most common first (at most 200 logs looked at). */
+function fieldsOnScreen(logs: Log[]): string[] {
+  const counts = new Map<string, number>();
+  for (const log of logs.slice(0, 200)) for (const [path] of flattenMetadata(log.metadata)) { const f = fieldName(path); counts.set(f, (counts.get(f) ?? 0) + 1); }
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([f]) => f).slice(0, 50);
+}
+
+/** Chooses what the histogram splits by: level (the default), source, or any field. */
+function GroupByControl({ value, fields, onChange }: { value: string; fields: string[]; onChange: (v: string) => void }) {
+  const [text, setText] = useState(value);
+  useEffect(() => setText(value), [value]);
+  const apply = () => text.trim() !== value && onChange(text.trim());
+  return (
+    <div className="group-by">
+      <label className="inline-label">
+        <span>Split by</span>
+        <input
+          type="text"
+          list="group-by-fields"
+          value={text}
+          placeholder="level"
+          spellCheck={false}
+          onChange={(e) => setText(e.target.value)}
+          onBlur={apply}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') { e.preventDefault(); apply(); }
+          }}
+        />
+      </label>
+      <datalist id="group-by-fields">
+        <option value="level" />
+        <option value="source" />
+        {fields.map((f) => (
+          <option key={f} value={f} />
+        ))}
+      </datalist>
+    </div>
+  );
+}
