@@ -270,6 +270,10 @@ maybe('console journey in chromium', (engine) => {
     // A query that does not parse: the server's message under the box, its column marked.
     await page.getByRole('button', { name: 'Syntax' }).click();
     await expect.poll(() => page.getByRole('region', { name: 'Search syntax' }).innerText()).toContain('@res.statusCode:>=500');
+    // The whole reference, docs/search.md, comes with the console.
+    await page.getByRole('button', { name: 'Full reference (docs/search.md)' }).click();
+    await expect.poll(() => page.getByLabel('Search language reference').innerText()).toContain('Datadog');
+    await page.getByRole('button', { name: 'Hide the full reference' }).click();
     const bad = '@http.status:>=abc source:web';
     await search.fill(bad);
     expectedFailures.push(`400 /v1/projects/${projectId}/logs`, `400 /v1/projects/${projectId}/logs/stats`);

@@ -424,6 +424,13 @@ const CHEATS: Array<[string, string]> = [
 ];
 
 function CheatSheet({ onClose }: { onClose: () => void }) {
+  // The whole reference (docs/search.md) comes with the console, loaded on first use.
+  const [reference, setReference] = useState<string | null>(null);
+  const [showReference, setShowReference] = useState(false);
+  useEffect(() => {
+    if (!showReference || reference !== null) return;
+    void import('../../../docs/search.md?raw').then((m: { default: string }) => setReference(m.default), () => setReference('The reference could not be loaded.'));
+  }, [showReference, reference]);
   return (
     <section className="cheat-sheet" id="query-help" aria-label="Search syntax">
       <table>
@@ -439,11 +446,15 @@ function CheatSheet({ onClose }: { onClose: () => void }) {
         </tbody>
       </table>
       <p className="small">
-        The whole language, with examples over pino and OpenTelemetry logs: <a href="https://github.com/loglane/loglane/blob/main/docs/search.md" target="_blank" rel="noreferrer">docs/search.md</a>.{' '}
+        <button type="button" className="link-button" aria-expanded={showReference} onClick={() => setShowReference((v) => !v)}>
+          {showReference ? 'Hide the full reference' : 'Full reference (docs/search.md)'}
+        </button>
+        {' · '}
         <button type="button" className="link-button" onClick={onClose}>
           Close
         </button>
       </p>
+      {showReference && (reference === null ? <Spinner label="Loading the reference…" /> : <pre className="search-reference" tabIndex={0} aria-label="Search language reference">{reference}</pre>)}
     </section>
   );
 }
