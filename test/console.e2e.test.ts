@@ -262,7 +262,7 @@ maybe('console journey in chromium', (engine) => {
     await until('filtered by the clicked value', async () => queryInUrl() === '@http.status:201 source:worker' && (await listed().catch(() => 0)) === 50);
     expect(new Set(await page.locator('.log-line .log-source').allInnerTexts())).toEqual(new Set(['worker']));
     await page.locator('.log-line').first().click();
-    await page.getByRole('button', { name: 'Exclude @requestId:r-298' }).click();
+    await page.getByRole('table', { name: 'Fields' }).getByRole('button', { name: 'Exclude @requestId:r-298' }).click();
     await until('excluded value', async () => queryInUrl() === '@http.status:201 source:worker -@requestId:r-298' && (await listed().catch(() => 0)) === 49);
     expect(await search.inputValue()).toBe('@http.status:201 source:worker -@requestId:r-298');
     expect((await visibleMessages())[0]).toBe('request 292 served in 1ms');
@@ -315,6 +315,18 @@ maybe('console journey in chromium', (engine) => {
     });
     expect(await page.locator('.histogram rect.group-fill-none').count()).toBeGreaterThan(0);
     await shoot('histogram-split');
+
+    // The field sidebar: the fields of the logs on screen with their top values; click one to filter.
+    const sidebar = page.getByRole('complementary', { name: 'Fields on screen' });
+    await sidebar.locator('summary', { hasText: /^source\b/ }).click();
+    await expect.poll(() => sidebar.locator('.field-summary[open]').innerText()).toMatch(/^source 301\s+web\s+150\s+−\s+worker\s+150\s+−\s+billing\s+1\s+−$/);
+    await sidebar.locator('summary', { hasText: /^@http\.status\b/ }).click();
+    await shoot('field-sidebar');
+    await sidebar.getByRole('button', { name: 'billing', exact: true }).click();
+    await until('filtered from the sidebar', async () => queryInUrl() === 'source:billing' && (await listed().catch(() => 0)) === 1);
+    await sidebar.locator('summary', { hasText: /^@order\.id\b/ }).click();
+    await sidebar.getByRole('button', { name: 'Exclude @order.id:4242' }).click();
+    await until('excluded from the sidebar', async () => queryInUrl() === 'source:billing -@order.id:4242' && (await page.locator('.empty h3').innerText().catch(() => '')) === 'No logs match');
 
     // Live tail shows a log sent after the page opened; pausing holds new logs until resumed.
     await page.goto(`/projects/${projectId}/logs`);

@@ -118,7 +118,7 @@ const LogRow = memo(function LogRow({ log, open, onToggle, onFilter }: { log: Lo
                 {fields.map(([field, value]) => (
                   <tr key={field}>
                     <td>
-                      <button type="button" className="link-button field-name" title={`Show logs that have ${field}`} onClick={() => onFilter(value === null ? `-${field}:*` : `${field}:*`)}>
+                      <button type="button" className="link-button field-name" title={`Show logs that have ${field}`} onClick={() => onFilter(`${field}:*`)}>
                         {field}
                       </button>
                     </td>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addTerm, chooseInterval, DEFAULT_QUERY, fieldName, fieldTerm, fromUrlParams, inlineFields, querySyntaxError, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
+import { addTerm, chooseInterval, summariseFields, DEFAULT_QUERY, fieldName, fieldTerm, fromUrlParams, inlineFields, querySyntaxError, resolveRange, searchPath, statsPath, tailPath, toUrlParams, type LogQuery } from './query.ts';
 
 const now = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -116,5 +116,19 @@ describe('building terms from values', () => {
     const meta = { hostname: 'box', reqId: 'req-1', req: { method: 'GET', url: '/v1/orders' }, res: { statusCode: 503 }, responseTime: 12, long: 'x'.repeat(80), nested: { a: { b: 1 } } };
     expect(inlineFields(meta).map((f) => `${f.path.join('.')}=${String(f.value)}`)).toEqual(['res.statusCode=503', 'req.method=GET', 'req.url=/v1/orders', 'reqId=req-1']);
     expect(inlineFields({})).toEqual([]);
+  });
+});
+
+describe('the field sidebar', () => {
+  it('lists the fields of the logs, most common first, with their top values counted as text', () => {
+    const logs = [
+      { source: 'api', metadata: { res: { statusCode: 500 }, tags: ['a'] } },
+      { source: 'api', metadata: { res: { statusCode: '500' }, 'http.route': '/x' } },
+      { source: null, metadata: { res: { statusCode: 200 }, gone: null } },
+    ];
+    const s = summariseFields(logs);
+    expect(s.map((f) => [f.field, f.count])).toEqual([['@res.statusCode', 3], ['source', 2], ['@"http.route"', 1], ['@tags', 1]]);
+    expect(s[0]!.top).toEqual([{ text: '500', value: 500, count: 2 }, { text: '200', value: 200, count: 1 }]);
+    expect(summariseFields(logs, { top: 1, maxFields: 1 })).toEqual([{ field: '@res.statusCode', count: 3, top: [{ text: '500', value: 500, count: 2 }] }]);
   });
 });

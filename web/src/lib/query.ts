@@ -236,3 +236,45 @@ export function fromLocalInput(value: string): number | undefined {
   const ms = new Date(value).getTime();
   return Number.isFinite(ms) ? ms : undefined;
 }
+
+export interface FieldSummary {
+  field: string;
+  /** How many of the logs have the field (not null). */
+  count: number;
+  /** The most frequent values, most first (ties by text); `value` is as in the log, for `fieldTerm`. */
+  top: Array<{ text: string; value: unknown; count: number }>;
+}
+
+/**
+ * The fields of the logs on screen (source and every metadata leaf; level has its chips), most
+ * common first, each with its top values. Values are counted as text, numbers and booleans as
+ * written in JSON, so `500` and `"500"` count together, as in `groupBy`.
+ */
+export function summariseFields(logs: ReadonlyArray<{ source: string | null; metadata: unknown }>, options: { maxLogs?: number; maxFields?: number; top?: number } = {}): FieldSummary[] {
+  const fields = new Map<string, { count: number; values: Map<string, { value: unknown; count: number }> }>();
+  const add = (field: string, value: unknown) => {
+    if (value === null || value === undefined) return;
+    let f = fields.get(field);
+    if (!f) fields.set(field, (f = { count: 0, values: new Map() }));
+    f.count++;
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    const v = f.values.get(text);
+    if (v) v.count++;
+    else f.values.set(text, { value, count: 1 });
+  };
+  for (const log of logs.slice(0, options.maxLogs ?? 1000)) {
+    add('source', log.source);
+    for (const [path, value] of flattenMetadata(log.metadata)) add(fieldName(path), value);
+  }
+  return [...fields.entries()]
+    .sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]))
+    .slice(0, options.maxFields ?? 40)
+    .map(([field, f]) => ({
+      field,
+      count: f.count,
+      top: [...f.values.entries()]
+        .sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]))
+        .slice(0, options.top ?? 5)
+        .map(([text, v]) => ({ text, value: v.value, count: v.count })),
+    }));
+}

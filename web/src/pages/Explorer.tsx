@@ -6,6 +6,8 @@ import {
   fieldName,
   flattenMetadata,
   querySyntaxError,
+  fieldTerm,
+  summariseFields,
   fromLocalInput,
   fromUrlParams,
   LEVELS,
@@ -226,7 +228,9 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
         </div>
       ) : null}
       {results.logs.length > 0 && (
-        <>
+        <div className="results-layout">
+          <FieldSidebar logs={results.logs} onFilter={addFilter} />
+          <div className="results-main">
           <div className="result-count muted" aria-live="polite">
             Showing {formatCount(results.logs.length)} {results.logs.length === 1 ? 'log' : 'logs'}, newest first
             {results.cursor ? ' — scroll for more' : ''}
@@ -237,7 +241,8 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
             onEndReached={loadMore}
             footer={results.loading ? 'Loading more…' : results.cursor ? undefined : results.logs.length >= MAX_ROWS ? `Showing the newest ${formatCount(MAX_ROWS)}; narrow the range to see older logs.` : 'End of results.'}
           />
-        </>
+          </div>
+        </div>
       )}
     </main>
   );
@@ -496,5 +501,41 @@ function GroupByControl({ value, fields, onChange }: { value: string; fields: st
         ))}
       </datalist>
     </div>
+  );
+}
+
+/** The fields of the logs on screen with their top values and counts; click a value to filter. */
+function FieldSidebar({ logs, onFilter }: { logs: Log[]; onFilter: (term: string) => void }) {
+  const fields = useMemo(() => summariseFields(logs), [logs]);
+  const [narrow] = useState(() => typeof window !== 'undefined' && window.matchMedia('(max-width: 800px)').matches);
+  return (
+    <aside className="field-sidebar" aria-label="Fields on screen">
+      <details open={!narrow}>
+        <summary>
+          Fields <span className="muted">of the {formatCount(Math.min(logs.length, 1000))} newest logs shown</span>
+        </summary>
+        {fields.length === 0 && <p className="muted small">No fields.</p>}
+        {fields.map((f) => (
+          <details key={f.field} className="field-summary">
+            <summary>
+              <span className="field-summary-name">{f.field}</span> <span className="muted">{formatCount(f.count)}</span>
+            </summary>
+            <ul>
+              {f.top.map((v) => (
+                <li key={v.text}>
+                  <button type="button" className="link-button field-value" title={`Filter: ${fieldTerm(f.field, v.value)}`} onClick={() => onFilter(fieldTerm(f.field, v.value))}>
+                    {v.text}
+                  </button>
+                  <span className="muted">{formatCount(v.count)}</span>
+                  <button type="button" className="chip" aria-label={`Exclude ${fieldTerm(f.field, v.value)}`} onClick={() => onFilter(fieldTerm(f.field, v.value, true))}>
+                    −
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </details>
+        ))}
+      </details>
+    </aside>
   );
 }
