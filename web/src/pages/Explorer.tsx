@@ -512,7 +512,7 @@ function FieldSidebar({ logs, onFilter }: { logs: Log[]; onFilter: (term: string
     <aside className="field-sidebar" aria-label="Fields on screen">
       <details open={!narrow}>
         <summary>
-          Fields <span className="muted">of the {formatCount(Math.min(logs.length, 1000))} newest logs shown</span>
+          Fields <span className="muted">in {logs.length > 1000 ? 'the newest 1,000' : formatCount(logs.length)} {logs.length === 1 ? 'log' : 'logs'} shown</span>
         </summary>
         {fields.length === 0 && <p className="muted small">No fields.</p>}
         {fields.map((f) => (
