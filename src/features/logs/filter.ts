@@ -1,8 +1,7 @@
 import { validationError } from '../../errors.js';
 import { isLevel, LEVELS } from './levels.js';
 import { compileRe2, PatternTooCostly, type Pattern } from './pattern.js';
-import { runTests } from './regex-runner.js';
-import { matchLogs, parseQuery, type Query } from './query/index.js';
+import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query } from './query/index.js';
 
 /** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
 export interface LogFilter {
@@ -74,42 +73,15 @@ export function parseFilter(query: FilterQuery): LogFilter {
 
 type Row = { ts: number; level: number; source: string | null; message: string; metadata: string | null };
 
-/** The selection without its pattern, applied to a log in memory: cheap, and bounded by the log's size. */
-export function matchesWithoutPattern(filter: LogFilter, log: Row): boolean {
-  if (filter.from !== undefined && log.ts < filter.from) return false;
-  if (filter.to !== undefined && log.ts > filter.to) return false;
-  if (filter.levels && !filter.levels.includes(log.level)) return false;
-  if (filter.source !== undefined && log.source !== filter.source) return false;
-  if (filter.q !== undefined && !log.message.toLowerCase().includes(filter.q.toLowerCase())) return false;
-  return true;
-}
-
 /**
- * The whole selection applied to logs in memory (live tail), in order. The pattern runs through the
- * regex runner, so a costly one never holds the event loop; a log it could not decide by `deadline`
- * is `undefined` in the answer.
+ * The whole selection applied to logs in memory (live tail, and what search and stats decide in
+ * the app), in order. The legacy parameters (from, to, level, source, q, pattern) become nodes of
+ * the query's own tree, so one predicate decides with one meaning everywhere; regexes run through
+ * the regex runner, so a costly one never holds the event loop, and a log not decided by
+ * `deadline` is `undefined` in the answer.
  */
-export async function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
-  const out: (boolean | undefined)[] = rows.map((row) => matchesWithoutPattern(filter, row));
-  const still = () => {
-    const at: number[] = [];
-    for (let i = 0; i < rows.length; i++) if (out[i]) at.push(i);
-    return at;
-  };
-  const pattern = filter.pattern;
-  if (pattern) {
-    const at = still();
-    const results = await runTests(at.map((i) => ({ pattern, text: rows[i]!.message })), owner, deadline);
-    at.forEach((i, k) => (out[i] = results[k]));
-  }
-  const query = filter.query;
-  if (query) {
-    // The query decides last, over the logs every other filter kept.
-    const at = still();
-    const results = await matchLogs(query, at.map((i) => rows[i]!), owner, deadline);
-    at.forEach((i, k) => (out[i] = results[k]));
-  }
-  return out;
+export function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
+  return matchLogs(withFilter(filter.query ?? EVERY_LOG, filter), rows, owner, deadline);
 }
 
 /** Whether the selection needs the app to decide (a pattern or a query), rather than SQL alone. */
