@@ -67,8 +67,6 @@ class RegexWorker {
   #waiting = 0;
   #running: { id: number; job: Job; timer: NodeJS.Timeout } | undefined;
   #nextId = 1;
-  /** Tests stopped for overrunning the hard limit, since start (for metrics and tests). */
-  stopped = 0;
 
   run(owner: string, source: string, text: string, deadline: number): Promise<boolean | undefined> {
     if (this.#waiting >= MAX_WAITING || Date.now() >= deadline) return Promise.resolve(undefined);
