@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RE2JS } from 're2js';
 import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
-import { compileRe2, estimateProgramSize, MAX_PROGRAM_SIZE, PatternTooCostly } from '../src/features/logs/pattern.js';
+import { compileRe2, DFA_MAX_BYTES, estimateProgramSize, limitDfa, MAX_PROGRAM_SIZE, PatternTooCostly } from '../src/features/logs/pattern.js';
 import { runTests } from '../src/features/logs/regex-runner.js';
 
 /** The pattern: ~20,000 instructions and no literal to prefilter on. */
@@ -54,6 +54,22 @@ describe('pattern cost cap', () => {
     expect(got).toEqual(want);
     expect(want).toContain(true);
     expect(want).toContain(false);
+  });
+
+  it("a compiled pattern's DFA keeps to its small budget, starting its cache again past it, with the same answers", () => {
+    // A pattern whose DFA has thousands of states over varied text: the classic blow-up.
+    const source = '[a-q][^u-z]{12}x';
+    let seed = 7;
+    const letter = () => String.fromCharCode(97 + ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 26));
+    const texts = Array.from({ length: 40 }, () => Array.from({ length: 5000 }, letter).join(''));
+    const small = limitDfa(RE2JS.compile(source), 64 * 1024);
+    const dfa = (small.re2Input as unknown as { dfa: { maxMem: number; memBudget: number; stateCount: number } }).dfa;
+    const plain = RE2JS.compile(source);
+    for (const text of texts) expect(small.test(text)).toBe(plain.test(text));
+    expect(dfa.maxMem).toBe(64 * 1024);
+    expect(dfa.memBudget).toBeGreaterThanOrEqual(0);
+    // What the service compiles gets the default cap.
+    expect(DFA_MAX_BYTES).toBeLessThan(8 * 1024 * 1024);
   });
 
   it('leaves tests undecided past the deadline instead of running them', async () => {

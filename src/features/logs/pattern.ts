@@ -221,7 +221,22 @@ function skipClass(pattern: string, open: number): number {
 
 /** Compiled patterns by source, shared by search, stats, tails and alert rules across cache refreshes. */
 const compiled = new Map<string, Pattern | PatternTooCostly>();
-const MAX_CACHED = 500;
+const MAX_CACHED = 256;
+
+/**
+ * The memory each compiled pattern's lazy DFA may hold before it starts its cache again (re2js's
+ * default is 8 MiB, as RE2's). Patterns come from every tenant and stay cached, so their DFAs are
+ * kept small: 256 cached patterns hold at most ~128 MiB, and a pattern whose DFA outgrows this
+ * still answers, a little slower.
+ */
+export const DFA_MAX_BYTES = 512 * 1024;
+
+/** Caps a compiled pattern's DFA memory (see DFA_MAX_BYTES); the DFA is created here, once. */
+export function limitDfa(re: RE2JS, maxBytes = DFA_MAX_BYTES): RE2JS {
+  const dfa = (re.re2Input as unknown as { dfa: { maxMem: number; stateBudget: number; memBudget: number } }).dfa;
+  dfa.maxMem = dfa.stateBudget = dfa.memBudget = maxBytes;
+  return re;
+}
 
 /**
  * Compiles an RE2 pattern (throws re2js's error when it is not valid, PatternTooCostly when its
@@ -242,7 +257,7 @@ export function compileRe2(source: string): Pattern {
   const estimate = estimateProgramSize(source);
   if (estimate > MAX_PROGRAM_SIZE * 4) result = new PatternTooCostly(estimate);
   else {
-    const re = RE2JS.compile(source);
+    const re = limitDfa(RE2JS.compile(source));
     const size = re.re2Input.prog.numInst();
     result = size > MAX_PROGRAM_SIZE ? new PatternTooCostly(size) : build(source, re, size);
   }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Pattern } from './pattern.js';
+import { DFA_MAX_BYTES, type Pattern } from './pattern.js';
 
 /** One regular-expression test to run: does `pattern` match `text`? */
 export interface RegexTest {
@@ -36,6 +36,9 @@ function regexThread(require: NodeRequire) {
       let re = cache.get(msg.source);
       if (!re) {
         re = RE2JS.compile(msg.source);
+        // As pattern.ts's limitDfa (this thread cannot import it): a small DFA per cached pattern.
+        const dfa = (re.re2Input as unknown as { dfa: { maxMem: number; stateBudget: number; memBudget: number } }).dfa;
+        dfa.maxMem = dfa.stateBudget = dfa.memBudget = workerData.dfaMaxBytes as number;
         if (cache.size >= 200) cache.clear();
         cache.set(msg.source, re);
       }
@@ -81,7 +84,7 @@ class RegexWorker {
 
   #start(): Worker {
     const re2jsPath = createRequire(import.meta.url).resolve('re2js');
-    const w = new Worker(`(${regexThread.toString()})(require)`, { eval: true, workerData: { re2jsPath }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const w = new Worker(`(${regexThread.toString()})(require)`, { eval: true, workerData: { re2jsPath, dfaMaxBytes: DFA_MAX_BYTES }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
     w.unref();
     w.on('message', (msg: { id: number; result: boolean | null }) => {
       const running = this.#running;
