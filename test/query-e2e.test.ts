@@ -177,5 +177,26 @@ describeEngines('the query language means one thing everywhere', (engine) => {
     // Top 10 by count: s00..s08 (13..5) and then one of the three with 4 (s09, t-a, t-b): s09 sorts first.
     expect(groups).toEqual({ s00: 13, s01: 12, s02: 11, s03: 10, s04: 9, s05: 8, s06: 7, s07: 6, s08: 5, s09: 4, '(other)': 3 + 2 + 1 + 4 + 4, '(none)': 2 });
   });
+
+  it('two tails on one project with different queries each get only their own logs', async () => {
+    const p = await createProject(s, owner, 'two tails');
+    const a = await openTail(s, owner.accessToken, p.id, { query: `query=${encodeURIComponent('@team:alpha')}` });
+    const b = await openTail(s, owner.accessToken, p.id, { query: `query=${encodeURIComponent('@team:beta')}` });
+    const all = await openTail(s, owner.accessToken, p.id);
+    expect([a.status, b.status, all.status]).toEqual([200, 200, 200]);
+    const sent = await ingest(s, p.apiKey, [
+      { message: 'one', metadata: { team: 'alpha' } },
+      { message: 'two', metadata: { team: 'beta' } },
+      { message: 'three', metadata: { team: 'alpha' } },
+    ]);
+    expect(sent.status).toBe(202);
+    // Logs arrive in commit order: once the unfiltered tail has the last one, the others have decided too.
+    await all.waitFor(() => all.logs().length === 3);
+    await a.waitFor(() => a.logs().some((l) => l.message === 'three'));
+    await b.waitFor(() => b.logs().some((l) => l.message === 'two'));
+    expect(a.logs().map((l) => l.message)).toEqual(['one', 'three']);
+    expect(b.logs().map((l) => l.message)).toEqual(['two']);
+    for (const t of [a, b, all]) t.close();
+  });
 });
 

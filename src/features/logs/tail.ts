@@ -35,7 +35,7 @@ function output(rows: LogRowStored[]): TailOutput {
 
 /** A filter as text: tails with the same text select the same logs. */
 function filterKey(filter: LogFilter): string {
-  return JSON.stringify([filter.from, filter.to, filter.levels, filter.source, filter.q, filter.pattern?.source]);
+  return JSON.stringify([filter.from, filter.to, filter.levels, filter.source, filter.q, filter.pattern?.source, filter.query?.text]);
 }
 
 /** How long a tail's pattern may take over one run of logs; a log it cannot decide by then is not sent. */
