@@ -23,6 +23,14 @@ export class Pace {
 }
 
 /**
+ * Refused bodies (every error answered before its body was read) are read and dropped at most this fast in all (a burst of 16 MiB aside): reading
+ * is what a flood of refused requests costs the server, and read slowly it also slows their
+ * sender (TCP), instead of taking the CPU from everyone else's requests.
+ */
+export const DISCARD_BYTES_PER_SECOND = 64 * 1024 * 1024;
+export const discardPace = new Pace(DISCARD_BYTES_PER_SECOND, 16 * 1024 * 1024);
+
+/**
  * Reads the rest of a request body and throws it away, at most `maxBytes` within `maxMs`, no
  * faster than `pace` allows; true when it was read to its end. For a request refused before its
  * body was read: the client can then read the refusal instead of a reset connection.

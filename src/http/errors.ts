@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { discardBody } from './discard.js';
+import { discardBody, discardPace } from './discard.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 
 /** A request id, as every request (and every error body) carries. */
@@ -118,7 +118,7 @@ function drainBody(raw: IncomingMessage): Promise<boolean> {
   if (raw.socket?.destroyed) return Promise.resolve(false);
   const length = Number(raw.headers['content-length']);
   if (Number.isFinite(length) && length > DRAIN_MAX_BYTES) return Promise.resolve(false);
-  return discardBody(raw, DRAIN_MAX_BYTES, DRAIN_MAX_MS);
+  return discardBody(raw, DRAIN_MAX_BYTES, DRAIN_MAX_MS, discardPace);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

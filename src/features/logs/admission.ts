@@ -1,5 +1,4 @@
 import { AppError } from '../../errors.js';
-import { Pace } from '../../http/discard.js';
 
 /** A request's claim on the in-flight budget: resized once its body is decoded, released when it is answered. */
 export interface Admitted {
@@ -141,10 +140,4 @@ export const largeBodyReads = new ReadSlots(LARGE_BODY_READS, 2000);
 export const inflations = new ReadSlots(4, 5000);
 
 
-/**
- * Refused bodies are read and dropped at most this fast in all (a burst of 16 MiB aside): reading
- * is what a flood of refused requests costs the server, and read slowly it also slows their
- * sender (TCP), instead of taking the CPU from everyone else's requests.
- */
-export const DISCARD_BYTES_PER_SECOND = 64 * 1024 * 1024;
-export const discardPace = new Pace(DISCARD_BYTES_PER_SECOND, 16 * 1024 * 1024);
+

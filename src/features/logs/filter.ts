@@ -80,8 +80,11 @@ type Row = { ts: number; level: number; source: string | null; message: string; 
  * the regex runner, so a costly one never holds the event loop, and a log not decided by
  * `deadline` is `undefined` in the answer.
  */
-export function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
-  return matchLogs(withFilter(filter.query ?? EVERY_LOG, filter), rows, owner, deadline);
+export function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number, options: { sqlDecided?: boolean } = {}): Promise<(boolean | undefined)[]> {
+  // Rows read through SQL (search, stats) already passed from/to/level/source/q there: only the
+  // pattern and the query remain to decide. A tail's rows passed nothing yet.
+  const legacy = options.sqlDecided ? { pattern: filter.pattern } : filter;
+  return matchLogs(withFilter(filter.query ?? EVERY_LOG, legacy), rows, owner, deadline);
 }
 
 /** Whether the selection needs the app to decide (a pattern or a query), rather than SQL alone. */

@@ -8,8 +8,7 @@ import { bearerToken, bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
-import { discardPace, HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
-import { discardBody } from '../../http/discard.js';
+import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
 import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
@@ -34,10 +33,6 @@ declare module 'fastify' {
     bodyRead?: () => void;
   }
 }
-
-/** A refused body is read and dropped up to this much, within this long (as the error handler does), so its client reads the refusal. */
-const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
-const DISCARD_MAX_MS = 30_000;
 
 /** The API key of an ingest request: `X-API-Key`, or `Authorization: Bearer`. Never a query parameter. */
 function apiKeyOf(request: FastifyRequest): string | undefined {
@@ -95,20 +90,9 @@ function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing
     request.plan = check.plan;
     const claim = claimBeforeReading(request);
     const large = claim >= HEAVY_BODY_BYTES && !request.raw.complete;
-    let admitted: Admitted;
-    try {
-      admitted = logs.queue.admit(check.projectId, claim);
-    } catch (err) {
-      if (large) {
-        const release = await largeBodyReads.acquire();
-        try {
-          await discardBody(request.raw, DISCARD_MAX_BYTES, DISCARD_MAX_MS, discardPace);
-        } finally {
-          release();
-        }
-      }
-      throw err;
-    }
+    // Refused here, the unread body is drained (paced, process-wide) by the error handler, as
+    // for every other refusal.
+    const admitted = logs.queue.admit(check.projectId, claim);
     request.admitted = admitted;
     whenClosed(reply, admitted.release);
     if (large) {

@@ -200,7 +200,7 @@ export function createLogsService(deps: {
         // In steps, so a page that fills early does not test the rest of the chunk.
         for (let start = 0; start < rows.length; start += PATTERN_STEP) {
           const step = rows.slice(start, start + PATTERN_STEP);
-          const verdicts = await matchAll(filter, step, projectId, deadline);
+          const verdicts = await matchAll(filter, step, projectId, deadline, { sqlDecided: true });
           for (let i = 0; i < step.length; i++) {
             const verdict = verdicts[i];
             if (verdict === undefined) {
@@ -380,7 +380,7 @@ export function createLogsService(deps: {
     const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
     for (;;) {
       const rows = await withBudget((ex) => repo.findPage(ex, projectId, narrowed(filter), position, PATTERN_CHUNK));
-      const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline) : undefined;
+      const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline, { sqlDecided: true }) : undefined;
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!;
         position = { ts: row.ts, seq: row.seq };
