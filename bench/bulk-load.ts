@@ -54,7 +54,7 @@ export const DAY_MS = 86_400_000;
 /** The generator's seed: every load of the same size and spread holds the same logs. */
 export const SEED = 7;
 /** Bump when query-data.ts generates different logs, so kept databases of the old data are reloaded. */
-export const DATA_VERSION = 2;
+export const DATA_VERSION = 3;
 
 /** Rows per piece handed from the generator thread to the writer. */
 const CHUNK_ROWS = 10_000;
@@ -199,6 +199,12 @@ type GeneratorEnd = GeneratorCounts & { minutes: MinuteCounts };
 const NO_COUNTS: GeneratorEnd = { timeoutMatches: 0, errorApiMatches: 0, minutes: { minute: [], level: [], n: [] } };
 
 type WorkerMessage = Piece | ({ type: 'done' } & GeneratorEnd);
+
+/** The log_source_counts rollup (migration 0011) of one project's logs, as the writer would have kept it; the project id is the one parameter. */
+const SOURCE_ROLLUP = `insert into log_source_counts (project_id, minute, level, source, n)
+  select project_id, ts - (ts % 60000), level, coalesce(source, ''), count(*) from logs where project_id = ?
+  group by project_id, ts - (ts % 60000), level, coalesce(source, '')
+  on conflict (project_id, minute, level, source) do update set n = log_source_counts.n + excluded.n`;
 
 /** COPY's text format: backslash, tab, newline and carriage return are escaped with a backslash. */
 function copyText(value: string): string {
@@ -422,6 +428,10 @@ async function loadSqlite(file: string, o: LoadOptions): Promise<LoadResult> {
       })();
       rollupRows = m.n.length;
     }
+    // The rollup by source (migration 0011), counted from the loaded logs in one pass.
+    if (conn.prepare(`select 1 from sqlite_master where type = 'table' and name = 'log_source_counts'`).get()) {
+      conn.prepare(SOURCE_ROLLUP).run(o.projectId);
+    }
     // Fold the load's WAL into the database file, as it would be long after the logs arrived.
     conn.pragma('wal_checkpoint(TRUNCATE)');
     return { rows: done, seconds, rowsPerSec: done / seconds, finishSeconds: (performance.now() - finishStart) / 1000, firstSeq, lastSeq, timeoutMatches: counts.timeoutMatches, errorApiMatches: counts.errorApiMatches, ...(rollupRows === undefined ? {} : { rollupRows }) };
@@ -490,6 +500,9 @@ async function loadPostgres(url: string, o: LoadOptions): Promise<LoadResult> {
         [o.projectId, m.minute, m.level, m.n],
       );
       rollupRows = m.n.length;
+    }
+    if ((await client.query(`select to_regclass('log_source_counts') as t`)).rows[0]?.t !== null) {
+      await client.query(SOURCE_ROLLUP.replace('?', '$1'), [o.projectId]);
     }
     // VACUUM as well as ANALYZE: otherwise autovacuum starts on the fresh rows in the middle of the
     // timed runs; and it leaves the visibility map as it would be later on (index-only scans).

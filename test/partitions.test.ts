@@ -170,6 +170,7 @@ describeEngines('daily partitions of logs', (engine) => {
     // The per-minute rollup lost the emptied days' logs with them.
     for (const [id, n] of [[pf.id, 4], [pp.id, 2]] as const) {
       expect(Number((await srv.database.db.selectFrom('log_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('project_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(n);
+      expect(Number((await srv.database.db.selectFrom('log_source_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('project_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(n);
     }
     expect(await srv.app.services.logs.runRetention()).toBe(0);
   });

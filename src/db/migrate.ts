@@ -10,6 +10,7 @@ import * as m0007 from './migrations/0007_log_counts.js';
 import * as m0008 from './migrations/0008_log_seq_per_project.js';
 import * as m0009 from './migrations/0009_login_throttle_pending.js';
 import * as m0010 from './migrations/0010_alert_query.js';
+import * as m0011 from './migrations/0011_log_source_counts.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_log_seq_per_project': m0008,
   '0009_login_throttle_pending': m0009,
   '0010_alert_query': m0010,
+  '0011_log_source_counts': m0011,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

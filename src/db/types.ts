@@ -93,6 +93,15 @@ export interface LogCountsTable {
   n: number;
 }
 
+/** The per-minute rollup by level and source; '' stands for logs without a source. */
+export interface LogSourceCountsTable {
+  project_id: string;
+  minute: number;
+  level: number;
+  source: string;
+  n: number;
+}
+
 export interface AlertCountsTable {
   rule_id: string;
   bucket: number;
@@ -156,6 +165,7 @@ export interface DatabaseSchema {
   projects: ProjectsTable;
   logs: LogsTable;
   log_counts: LogCountsTable;
+  log_source_counts: LogSourceCountsTable;
   alert_rules: AlertRulesTable;
   alert_counts: AlertCountsTable;
   alert_history: AlertHistoryTable;

@@ -223,6 +223,7 @@ async function emptyIfExpired(db: Db, partition: Partition, retentionDays: Confi
     await sql`truncate ${table}`.execute(tx);
     // The partition held every log of its days: their minutes leave the rollup with them.
     await sql`delete from log_counts where project_id = any(${ids}::text[]) and minute >= ${partition.from} and minute < ${partition.to}`.execute(tx);
+    await sql`delete from log_source_counts where project_id = any(${ids}::text[]) and minute >= ${partition.from} and minute < ${partition.to}`.execute(tx);
     return counts.reduce((sum, c) => sum + Number(c.n), 0);
   });
 }

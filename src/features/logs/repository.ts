@@ -106,15 +106,12 @@ export interface BucketCount {
  * logs themselves; the answer is the same as counting every log.
  */
 export async function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
-  const { from, to } = filter;
-  const rollup = filter.source === undefined && filter.q === undefined && filter.pattern === undefined && filter.query === undefined && intervalMs % MINUTE_MS === 0 && from !== undefined && to !== undefined;
-  const firstWhole = rollup ? Math.ceil(from / MINUTE_MS) * MINUTE_MS : 0;
-  // `to` is inclusive: the last whole minute ends at or before to + 1.
-  const endWhole = rollup ? Math.floor((to + 1) / MINUTE_MS) * MINUTE_MS : 0;
-  if (!rollup || firstWhole >= endWhole) return countLogsByBucket(db, projectId, filter, intervalMs);
-  const parts = [countRollupByBucket(db, projectId, filter.levels, firstWhole, endWhole, intervalMs)];
-  if (from < firstWhole) parts.push(countLogsByBucket(db, projectId, { ...filter, from, to: firstWhole - 1 }, intervalMs));
-  if (endWhole <= to) parts.push(countLogsByBucket(db, projectId, { ...filter, from: endWhole, to }, intervalMs));
+  const span = wholeMinutes(filter, intervalMs);
+  if (!span) return countLogsByBucket(db, projectId, filter, intervalMs);
+  const { from, to } = filter as { from: number; to: number };
+  const parts = [countRollupByBucket(db, projectId, filter.levels, span.first, span.end, intervalMs)];
+  if (from < span.first) parts.push(countLogsByBucket(db, projectId, { ...filter, from, to: span.first - 1 }, intervalMs));
+  if (span.end <= to) parts.push(countLogsByBucket(db, projectId, { ...filter, from: span.end, to }, intervalMs));
   const sums = new Map<string, BucketCount>();
   for (const rows of await Promise.all(parts)) {
     for (const r of rows) {
@@ -125,6 +122,20 @@ export async function countByBucket(db: Executor, projectId: string, filter: Log
     }
   }
   return [...sums.values()];
+}
+
+/**
+ * The whole minutes [first, end) of the range a rollup can count: only when nothing but the time
+ * range and levels filter and buckets are whole minutes. `to` is inclusive, so the last whole
+ * minute ends at or before to + 1.
+ */
+function wholeMinutes(filter: LogFilter, intervalMs: number): { first: number; end: number } | undefined {
+  const { from, to } = filter;
+  if (filter.source !== undefined || filter.q !== undefined || filter.pattern !== undefined || filter.query !== undefined || filter.contains !== undefined) return undefined;
+  if (intervalMs % MINUTE_MS !== 0 || from === undefined || to === undefined) return undefined;
+  const first = Math.ceil(from / MINUTE_MS) * MINUTE_MS;
+  const end = Math.floor((to + 1) / MINUTE_MS) * MINUTE_MS;
+  return first < end ? { first, end } : undefined;
 }
 
 /** Rollup counts of the whole minutes in [fromMinute, toMinute). */
@@ -163,7 +174,7 @@ export async function lastSeq(db: Executor, projectId: string): Promise<number |
 export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
   const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
   // The ts bound repeats the victims' own: on PostgreSQL it keeps the delete to the partitions that can hold them.
-  const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level']).execute();
+  const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level', 'source']).execute();
   const n = deleted.length;
   if (n > 0) {
     await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
@@ -172,19 +183,36 @@ export async function deleteOlderThan(db: Executor, projectId: string, cutoff: n
   return n;
 }
 
-/** Takes deleted logs out of the log_counts rollup (rows that reach zero go). */
-async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number }[]): Promise<void> {
-  const counts = minuteCounts(logs.map((l) => Number(l.ts)), logs.map((l) => Number(l.level)));
+/** Takes deleted logs out of the log_counts and log_source_counts rollups (rows that reach zero go). */
+async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number; source: string | null }[]): Promise<void> {
+  const ts = logs.map((l) => Number(l.ts));
+  const levels = logs.map((l) => Number(l.level));
+  const counts = minuteCounts(ts, levels);
+  const bySource = minuteCounts(ts, levels, logs.map((l) => l.source));
   if (isPostgres(db)) {
     await sql`update log_counts as c set n = c.n - t.n
       from unnest(${counts.minute}::bigint[], ${counts.level}::smallint[], ${counts.n}::bigint[]) as t(minute, level, n)
       where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level`.execute(db);
+    await sql`update log_source_counts as c set n = c.n - t.n
+      from unnest(${bySource.minute}::bigint[], ${bySource.level}::smallint[], ${bySource.source}::text[], ${bySource.n}::bigint[]) as t(minute, level, source, n)
+      where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level and c.source = t.source`.execute(db);
   } else {
     for (let i = 0; i < counts.n.length; i++) {
       await db.updateTable('log_counts').set((eb) => ({ n: eb('n', '-', counts.n[i]!) })).where('project_id', '=', projectId).where('minute', '=', counts.minute[i]!).where('level', '=', counts.level[i]!).execute();
     }
+    for (let i = 0; i < bySource.n.length; i++) {
+      await db
+        .updateTable('log_source_counts')
+        .set((eb) => ({ n: eb('n', '-', bySource.n[i]!) }))
+        .where('project_id', '=', projectId)
+        .where('minute', '=', bySource.minute[i]!)
+        .where('level', '=', bySource.level[i]!)
+        .where('source', '=', bySource.source[i]!)
+        .execute();
+    }
   }
   await db.deleteFrom('log_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
+  await db.deleteFrom('log_source_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
 }
 
 /** The projects whose owner is on `plan` and that hold logs older than `cutoff`. */
@@ -199,8 +227,50 @@ export async function projectsWithLogsBefore(db: Executor, plan: string, cutoff:
   return rows.map((r) => r.id);
 }
 
-/** Counts per time bucket and source (null for logs without one), for stats grouped by source. */
-export async function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<{ bucket: number; source: string | null; n: number }[]> {
+/**
+ * Counts per time bucket and source (null for logs without one), for stats grouped by source. As
+ * countByBucket: the whole minutes of the range come from the log_source_counts rollup when only
+ * the time range and levels filter, the partial minutes at its ends from the logs.
+ */
+export async function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<SourceBucketCount[]> {
+  const span = wholeMinutes(filter, intervalMs);
+  if (!span) return countLogsBySourceBucket(db, projectId, filter, intervalMs);
+  const { from, to } = filter as { from: number; to: number };
+  const parts = [countSourceRollup(db, projectId, filter.levels, span.first, span.end, intervalMs)];
+  if (from < span.first) parts.push(countLogsBySourceBucket(db, projectId, { ...filter, from, to: span.first - 1 }, intervalMs));
+  if (span.end <= to) parts.push(countLogsBySourceBucket(db, projectId, { ...filter, from: span.end, to }, intervalMs));
+  const sums = new Map<string, SourceBucketCount>();
+  for (const rows of await Promise.all(parts)) {
+    for (const r of rows) {
+      const key = `${r.bucket}:${r.source ?? ''}`;
+      const sum = sums.get(key);
+      if (sum) sum.n += r.n;
+      else sums.set(key, { ...r });
+    }
+  }
+  return [...sums.values()];
+}
+
+export interface SourceBucketCount {
+  bucket: number;
+  source: string | null;
+  n: number;
+}
+
+async function countSourceRollup(db: Executor, projectId: string, levels: number[] | undefined, fromMinute: number, toMinute: number, intervalMs: number): Promise<SourceBucketCount[]> {
+  const bucket = sql<number>`(minute - (minute % ${intervalMs}))`;
+  let q = db
+    .selectFrom('log_source_counts')
+    .select([bucket.as('bucket'), 'source', (eb) => eb.fn.sum<number>('n').as('n')])
+    .where('project_id', '=', projectId)
+    .where('minute', '>=', fromMinute)
+    .where('minute', '<', toMinute);
+  if (levels) q = levels.length === 1 ? q.where('level', '=', levels[0]!) : q.where('level', 'in', levels);
+  const rows = await q.groupBy([sql`1`, sql`2`]).execute();
+  return rows.map((r) => ({ bucket: Number(r.bucket), source: r.source === '' ? null : r.source, n: Number(r.n) }));
+}
+
+async function countLogsBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<SourceBucketCount[]> {
   const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
   const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'source', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
     .groupBy([sql`1`, sql`2`])

@@ -64,18 +64,25 @@ interface Columns {
   metadata: (string | null)[];
 }
 
-/** A batch's logs per (minute, level), for the log_counts rollup: parallel arrays. */
-export function minuteCounts(ts: number[], level: number[]): { minute: number[]; level: number[]; n: number[] } {
-  const counts = new Map<number, number>();
+/**
+ * A batch's logs per (minute, level) for the log_counts rollup, or per (minute, level, source) for
+ * log_source_counts when sources are given ('' for none): parallel arrays.
+ */
+export function minuteCounts(ts: number[], level: number[], source?: (string | null)[]): { minute: number[]; level: number[]; source: string[]; n: number[] } {
+  const counts = new Map<number | string, number>();
   for (let i = 0; i < ts.length; i++) {
     // Timestamps are never negative, so ts - ts % 60000 is the minute's first ms (as in SQL).
-    const key = (ts[i]! - (ts[i]! % 60_000)) * 8 + level[i]!;
+    const cell = (ts[i]! - (ts[i]! % 60_000)) * 8 + level[i]!;
+    const key = source ? `${cell}:${source[i] ?? ''}` : cell;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  const out = { minute: [] as number[], level: [] as number[], n: [] as number[] };
+  const out = { minute: [] as number[], level: [] as number[], source: [] as string[], n: [] as number[] };
   for (const [key, n] of counts) {
-    out.minute.push(Math.floor(key / 8));
-    out.level.push(key % 8);
+    const colon = typeof key === 'string' ? key.indexOf(':') : -1;
+    const cell = colon < 0 ? (key as number) : Number((key as string).slice(0, colon));
+    out.minute.push(Math.floor(cell / 8));
+    out.level.push(cell % 8);
+    if (colon >= 0) out.source.push((key as string).slice(colon + 1));
     out.n.push(n);
   }
   return out;
@@ -108,6 +115,9 @@ function sqliteWriterThread(require: NodeRequire) {
   const bump = db.prepare('update projects set log_count = log_count + ?, last_seq = ? where id = ?');
   const idempotent = db.prepare("update idempotency_keys set state = 'done', response = ? where project_id = ? and key = ?");
   const addMinute = db.prepare('insert into log_counts (project_id, minute, level, n) values (?, ?, ?, ?) on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n');
+  const addSourceMinute = db.prepare(
+    'insert into log_source_counts (project_id, minute, level, source, n) values (?, ?, ?, ?, ?) on conflict (project_id, minute, level, source) do update set n = log_source_counts.n + excluded.n',
+  );
   // Multi-row INSERTs: one call into SQLite per 100 rows instead of per row.
   const ROWS_PER_INSERT = 100;
   const inserts = new Map<number, import('better-sqlite3').Statement>();
@@ -147,6 +157,8 @@ function sqliteWriterThread(require: NodeRequire) {
       bump.run(n, first + n - 1, b.projectId);
       const counts = minuteCounts(b.ts, b.level);
       for (let i = 0; i < counts.n.length; i++) addMinute.run(b.projectId, counts.minute[i], counts.level[i], counts.n[i]);
+      const bySource = minuteCounts(b.ts, b.level, b.source);
+      for (let i = 0; i < bySource.n.length; i++) addSourceMinute.run(b.projectId, bySource.minute[i], bySource.level[i], bySource.source[i], bySource.n[i]);
       if (b.idempotency) idempotent.run(b.idempotency.response, b.projectId, b.idempotency.key);
       return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
     }),
@@ -284,6 +296,10 @@ export function createPostgresWriter(db: Db): LogWriter {
               insert into log_counts (project_id, minute, level, n)
               select ${b.projectId}, ts - ts % 60000, level, count(*) from t group by 2, 3
               on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n
+            ), source_counts_added as (
+              insert into log_source_counts (project_id, minute, level, source, n)
+              select ${b.projectId}, ts - ts % 60000, level, coalesce(source, ''), count(*) from t group by 2, 3, 4
+              on conflict (project_id, minute, level, source) do update set n = log_source_counts.n + excluded.n
             )
             select p.last_seq, pg_notify(${PG_CHANNEL}, ${b.projectId}::text || ':' || p.last_seq || ':' || ${n}::bigint || ':' || ${minTs}::bigint) from p`.execute(tx);
           const last = rows[0] === undefined ? undefined : Number(rows[0].last_seq);

@@ -46,6 +46,7 @@ export async function deleteProject(db: Executor, userId: string, id: string): P
   if (!owned) return false;
   await db.deleteFrom('logs').where('project_id', '=', id).execute();
   await db.deleteFrom('log_counts').where('project_id', '=', id).execute();
+  await db.deleteFrom('log_source_counts').where('project_id', '=', id).execute();
   const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

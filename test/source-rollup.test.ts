@@ -1,0 +1,123 @@
+/**
+ * The per-minute rollup by level and source (log_source_counts, migration 0011) that stats with
+ * groupBy=source read. It must always say what counting the logs says: after ingest, with partial
+ * minutes at both ends of the range and a level filter, after retention deletes logs, when a
+ * project is deleted, and when the migration fills it from logs already stored.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
+import type { Db } from '../src/db/types.js';
+import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+/** The rollup's rows and the same counts taken from the logs, as sorted "minute level source n" lines. */
+async function rollupAndTruth(db: Db, projectId: string): Promise<{ rollup: string[]; truth: string[] }> {
+  const rollup = await db.selectFrom('log_source_counts').select(['minute', 'level', 'source', 'n']).where('project_id', '=', projectId).execute();
+  const { rows: truth } = await sql<{ minute: number; level: number; source: string; n: number }>`
+    select ts - (ts % 60000) as minute, level, coalesce(source, '') as source, count(*) as n
+    from logs where project_id = ${projectId} group by 1, 2, 3`.execute(db);
+  const lines = (rows: { minute: number; level: number; source: string; n: number }[]) => rows.map((r) => `${Number(r.minute)} ${Number(r.level)} ${r.source} ${Number(r.n)}`).sort();
+  return { rollup: lines(rollup), truth: lines(truth) };
+}
+
+describeEngines('stats by source from the per-minute rollup', (engine) => {
+  let s: TestServer | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  /** Logs over a few minutes: sources api, web, one with odd characters, and none; every level. */
+  function spread(start: number, n: number) {
+    const sources = ['api', 'web', 'api', 'ünïcode src', undefined];
+    const levels = ['debug', 'info', 'warn', 'error', 'info'];
+    return Array.from({ length: n }, (_, i) => ({
+      message: `log ${i}`,
+      timestamp: start + i * 7_919, // ~8 s apart: several per minute, minutes cut anywhere
+      level: levels[i % levels.length],
+      ...(sources[(i * 3) % sources.length] === undefined ? {} : { source: sources[(i * 3) % sources.length] }),
+    }));
+  }
+
+  async function statsBody(server: TestServer, account: Account, projectId: string, params: string) {
+    const res = await server.request('GET', `/v1/projects/${projectId}/logs/stats?${params}`, { token: account.accessToken });
+    expect(res.status, res.text).toBe(200);
+    return res.body as { buckets: { start: string; total: number; groups?: Record<string, number> }[] };
+  }
+
+  it('answers as counting the logs does, with partial minutes at both ends and a level filter; kept through retention and project deletion', async () => {
+    s = await startServer(engine, { env: { RETENTION_DAYS_FREE: '2' } });
+    const owner = await signup(s);
+    const project = await createProject(s, owner, 'rollup');
+    const other = await createProject(s, await signup(s), 'other');
+    const now = s.clock.now();
+    const start = now - 2 * 3_600_000 + 12_345; // not on a minute
+    // Two requests into one project, the second adding to minutes the first already counted.
+    expect((await ingest(s, project.apiKey, spread(start, 300))).status).toBe(202);
+    expect((await ingest(s, project.apiKey, spread(start + 3_001, 200))).status).toBe(202);
+    expect((await ingest(s, other.apiKey, spread(start, 50))).status).toBe(202);
+    // Old logs retention will take.
+    expect((await ingest(s, project.apiKey, spread(now - 3 * DAY, 40))).status).toBe(202);
+
+    let { rollup, truth } = await rollupAndTruth(s.database.db, project.id);
+    expect(rollup.length).toBeGreaterThan(20);
+    expect(rollup).toEqual(truth);
+
+    // A range that cuts minutes at both ends, 5-minute buckets, with and without a level filter:
+    // the rollup path (no query) against the app's count of the same logs (query=*).
+    const from = start + 95_000;
+    const to = start + 30 * MINUTE + 20_001; // within the logs (they span ~40 minutes)
+    for (const extra of ['', '&level=warn', '&level=debug,error']) {
+      const params = `from=${from}&to=${to}&interval=5m&groupBy=source${extra}`;
+      const bySql = await statsBody(s, owner, project.id, params);
+      const byApp = await statsBody(s, owner, project.id, `${params}&query=${encodeURIComponent('*')}`);
+      expect(bySql, extra).toEqual(byApp);
+      const grouped = bySql.buckets.reduce((n, b) => n + Object.values(b.groups ?? {}).reduce((x, y) => x + y, 0), 0);
+      expect(grouped, extra).toBe(bySql.buckets.reduce((n, b) => n + b.total, 0));
+      expect(grouped, extra).toBeGreaterThan(0);
+    }
+    // Names: the source as sent, and "(none)" for logs without one.
+    const all = await statsBody(s, owner, project.id, `from=${start}&to=${now}&interval=1d&groupBy=source`);
+    const names = new Set(all.buckets.flatMap((b) => Object.keys(b.groups ?? {})));
+    expect([...names].sort()).toEqual(['(none)', 'api', 'web', 'ünïcode src']);
+
+    // Retention deletes the old logs in batches: the rollup loses exactly them.
+    expect(await s.app.services.logs.runRetention(7)).toBe(40);
+    ({ rollup, truth } = await rollupAndTruth(s.database.db, project.id));
+    expect(rollup).toEqual(truth);
+    expect(rollup.every((line) => Number(line.split(' ')[0]) > now - 2 * DAY)).toBe(true);
+
+    // Deleting the project takes its rollup with it, and leaves the other project's.
+    const res = await s.request('DELETE', `/v1/projects/${project.id}`, { token: owner.accessToken });
+    expect(res.status).toBe(204);
+    expect((await rollupAndTruth(s.database.db, project.id)).rollup).toEqual([]);
+    ({ rollup, truth } = await rollupAndTruth(s.database.db, other.id));
+    expect(rollup.length).toBeGreaterThan(0);
+    expect(rollup).toEqual(truth);
+  });
+
+  it('migration 0011 fills the rollup from the logs already stored', async () => {
+    s = await startServer(engine);
+    const owner = await signup(s);
+    await setPlan(s, owner.id, 'pro');
+    const project = await createProject(s, owner, 'before 0011');
+    expect((await ingest(s, project.apiKey, spread(s.clock.now() - 3_600_000, 120))).status).toBe(202);
+    const db = s.database.db;
+    await migrateTo(db, '0010_alert_query');
+    expect((await sql<{ n: number }>`select count(*) as n from logs where project_id = ${project.id}`.execute(db)).rows[0]!.n).toBeTruthy();
+    expect((await migrateToLatest(db)).applied).toContain('0011_log_source_counts');
+    const { rollup, truth } = await rollupAndTruth(db, project.id);
+    expect(rollup.length).toBeGreaterThan(10);
+    expect(rollup).toEqual(truth);
+  });
+});
+
+it('minute windows of the source rollup: a log without a source counts under the empty name', async () => {
+  const { minuteCounts } = await import('../src/features/logs/writer.js');
+  const m = minuteCounts([0, 1, MINUTE, MINUTE + 5, 59_999], [2, 2, 2, 4, 2], ['a', null, 'a', 'a', 'a']);
+  const lines = m.n.map((n, i) => `${m.minute[i]} ${m.level[i]} ${m.source[i]} ${n}`).sort();
+  expect(lines).toEqual([`0 2  1`, `0 2 a 2`, `${MINUTE} 2 a 1`, `${MINUTE} 4 a 1`]);
+});
