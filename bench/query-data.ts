@@ -201,9 +201,13 @@ export class LogGenerator {
     const requestId = `req_${this.hex(16)}`;
     let status = bad ? this.pick([500, 502, 503, 504]) : warn ? this.pick([200, 404, 409, 429]) : this.pick([200, 200, 200, 201, 204, 304]);
     let message: string;
+    // The request's route, as pino-http and OpenTelemetry record it (no ids, no query string).
+    let route: string | undefined;
     switch (source) {
       case 'api': {
-        const path = this.pick(PATHS).replace('{id}', String(this.int(1000, 999_999))).replace('{n}', String(this.int(1, 40)));
+        const template = this.pick(PATHS);
+        route = template.replace(/\/\{id\}.*$/, '').replace(/\?.*$/, '');
+        const path = template.replace('{id}', String(this.int(1000, 999_999))).replace('{n}', String(this.int(1, 40)));
         const line = `${this.pick(METHODS)} ${path} ${status} ${this.int(120, 48_000)}B ${durationMs}ms ip=${this.ip()} ua="${this.pick(AGENTS)}" req=${requestId}`;
         message = bad
           ? `${line} error="${this.rand() < 0.35 ? `upstream timeout after ${durationMs} ms calling ${this.pick(UPSTREAMS)}` : `unhandled ${this.pick(['TypeError', 'DatabaseError', 'ValidationError'])} in handler`}"`
@@ -211,7 +215,9 @@ export class LogGenerator {
         break;
       }
       case 'web': {
-        const page = this.pick(PAGES).replace('{id}', String(this.int(1000, 99_999))).replace('{n}', String(this.int(1, 300)));
+        const template = this.pick(PAGES);
+        route = template.replace(/\/\{(id|n)\}$/, '');
+        const page = template.replace('{id}', String(this.int(1000, 99_999))).replace('{n}', String(this.int(1, 300)));
         message = `${bad ? 'render failed' : 'rendered'} ${page} ${status} in ${durationMs}ms session=sess_${this.hex(12)} ip=${this.ip()} ua="${this.pick(AGENTS)}"`;
         break;
       }
@@ -263,7 +269,9 @@ export class LogGenerator {
     if (message.includes('timeout')) this.timeoutMatches++;
     if (level === 4 && source === 'api') this.errorApiMatches++;
 
-    const metadata = `{"host":"${source}-${this.int(1, 12)}","region":"${this.pick(REGIONS)}","requestId":"${requestId}","durationMs":${durationMs},"status":${status}}`;
+    // pino-http's shape: the request id, the route and the response's status code, nested.
+    const http = route === undefined ? '' : `,"path":"${route}","res":{"statusCode":${status}}`;
+    const metadata = `{"host":"${source}-${this.int(1, 12)}","region":"${this.pick(REGIONS)}","reqId":"${requestId}","responseTime":${durationMs}${http}}`;
     return { ts, level, source, message, metadata };
   }
 }

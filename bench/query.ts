@@ -463,9 +463,9 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
       patternCommon1h: search({ pattern: COMMON_PATTERN, from: hourAgo }),
       patternRare1h: search({ pattern: RARE_PATTERN, from: hourAgo }),
       stats: `${logsUrl}/stats?from=${dayAgo}&to=${newest}`,
-      // The query language (issue 15), over this data's metadata ({host, region, requestId, durationMs, status}).
-      queryStatus24h: search({ query: '@status:>=500', from: dayAgo }),
-      queryLevelField24h: search({ query: 'level:error @region:"eu-west-1"', from: dayAgo }),
+      // The query language (issue 15), over this data's metadata ({host, region, reqId, responseTime}, and {path, res: {statusCode}} on api and web logs).
+      queryStatus24h: search({ query: '@res.statusCode:>=500', from: dayAgo }),
+      queryLevelField24h: search({ query: 'level:error @path:"/v1/orders"', from: dayAgo }),
       groupBySource24h: `${logsUrl}/stats?from=${dayAgo}&to=${newest}&groupBy=source`,
     };
     const check = async <A>(name: string, url: string, verify: (a: A) => string | undefined) => {
@@ -539,8 +539,8 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
     await run({ key: 'patternCommon1h', name: 'pattern common 1h', label: 'pattern=<common>, last 1 h', how: 'HTTP' }, get(urls.patternCommon1h));
     await run({ key: 'patternRare1h', name: 'pattern rare 1h', label: `pattern=<rare>, last 1 h (${rareIn1h} hits)`, how: 'HTTP' }, get(urls.patternRare1h));
     await run({ key: 'stats24h', name: 'stats 24h', label: 'stats, last 24 h', how: 'HTTP', targetP95: 1000 }, get(urls.stats));
-    await run({ key: 'queryStatus24h', name: 'query @status:>=500 24h', label: 'query=@status:>=500, last 24 h, newest page', how: 'HTTP', targetP95: 50 }, get(urls.queryStatus24h));
-    await run({ key: 'queryLevelField24h', name: 'query level+field 24h', label: 'query=level:error @region:"eu-west-1", last 24 h', how: 'HTTP', targetP95: 50 }, get(urls.queryLevelField24h));
+    await run({ key: 'queryStatus24h', name: 'query @res.statusCode:>=500 24h', label: 'query=@res.statusCode:>=500, last 24 h, newest page', how: 'HTTP', targetP95: 50 }, get(urls.queryStatus24h));
+    await run({ key: 'queryLevelField24h', name: 'query level+field 24h', label: 'query=level:error @path:"/v1/orders", last 24 h', how: 'HTTP', targetP95: 50 }, get(urls.queryLevelField24h));
     await run({ key: 'groupBySource24h', name: 'stats groupBy=source 24h', label: 'stats groupBy=source, last 24 h', how: 'HTTP', targetP95: 500 }, get(urls.groupBySource24h));
     // What every authenticated read costs before its own query: token check, project lookup, a small answer.
     await run({ key: 'projectGet', name: 'baseline GET project', label: 'baseline: GET /v1/projects/:id', how: 'HTTP' }, get(`${base}/v1/projects/${projectId}`));
