@@ -219,9 +219,32 @@ function skipClass(pattern: string, open: number): number {
   return -1;
 }
 
+/**
+ * A least-recently-used cache of at most `max` entries: a hit moves to the back, and past `max` the
+ * front (the entry used longest ago) goes. Self-contained (it refers to nothing outside itself),
+ * because the regex worker (regex-runner.ts) takes it as source.
+ */
+export function lruCache<K, V>(max: number) {
+  const map = new Map<K, V>();
+  return {
+    get(k: K): V | undefined {
+      const v = map.get(k);
+      if (v !== undefined) {
+        map.delete(k);
+        map.set(k, v);
+      }
+      return v;
+    },
+    set(k: K, v: V): void {
+      map.delete(k);
+      map.set(k, v);
+      if (map.size > max) map.delete(map.keys().next().value as K);
+    },
+  };
+}
+
 /** Compiled patterns by source, shared by search, stats, tails and alert rules across cache refreshes. */
-const compiled = new Map<string, Pattern | PatternTooCostly>();
-const MAX_CACHED = 256;
+const compiled = lruCache<string, Pattern | PatternTooCostly>(256);
 
 /**
  * The memory each compiled pattern's lazy DFA may hold before it starts its cache again (re2js's
@@ -247,9 +270,6 @@ export function limitDfa(re: RE2JS, maxBytes = DFA_MAX_BYTES): RE2JS {
 export function compileRe2(source: string): Pattern {
   const hit = compiled.get(source);
   if (hit !== undefined) {
-    // Most recently used last: the oldest entry is the first one the map iterates.
-    compiled.delete(source);
-    compiled.set(source, hit);
     if (hit instanceof PatternTooCostly) throw hit;
     return hit;
   }
@@ -262,10 +282,25 @@ export function compileRe2(source: string): Pattern {
     result = size > MAX_PROGRAM_SIZE ? new PatternTooCostly(size) : build(source, re, size);
   }
   compiled.set(source, result);
-  if (compiled.size > MAX_CACHED) compiled.delete(compiled.keys().next().value!);
   if (result instanceof PatternTooCostly) throw result;
   return result;
 }
+
+/** A client's pattern compiled, or why not: its syntax (`why` is RE2's complaint, cut to 200 characters) or its cost. */
+export type PatternCheck = { ok: true; pattern: Pattern } | { ok: false; costly: boolean; why: string };
+
+/** compileRe2 for a client's pattern (the `pattern` parameter, an alert's pattern, a query's /re2/): a refusal is a value. */
+export function checkPattern(source: string): PatternCheck {
+  try {
+    return { ok: true, pattern: compileRe2(source) };
+  } catch (err) {
+    if (err instanceof PatternTooCostly) return { ok: false, costly: true, why: err.message };
+    return { ok: false, costly: false, why: err instanceof Error ? err.message.slice(0, 200) : 'invalid' };
+  }
+}
+
+/** Said after a syntax refusal: what RE2 leaves out that other engines have. */
+export const RE2_UNSUPPORTED = 'backreferences and lookaround are not supported';
 
 function build(source: string, re: RE2JS, size: number): Pattern {
   const required = requiredLiteral(source);

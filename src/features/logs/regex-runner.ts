@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { DFA_MAX_BYTES, type Pattern } from './pattern.js';
+import { DFA_MAX_BYTES, lruCache, type Pattern } from './pattern.js';
 
 /** One regular-expression test to run: does `pattern` match `text`? */
 export interface RegexTest {
@@ -16,20 +16,27 @@ export const SLICE_MS = 8;
  * the backstop for a machine far slower than that.
  */
 export const TEST_HARD_LIMIT_MS = 5000;
-/** Tests waiting for the worker, all tenants together: past this, new costly tests are left undecided at once. */
-const MAX_WAITING = 100_000;
+/**
+ * Tests waiting for the worker: one owner's (a project's), and all owners' together. Past either,
+ * a new costly test is left undecided at once. The cap per owner keeps one tenant from filling the
+ * queue and getting every other tenant's tests refused; the total bounds the whole.
+ */
+export const MAX_WAITING_PER_OWNER = 10_000;
+export const MAX_WAITING = 100_000;
+/** Compiled patterns the worker keeps, least recently used evicted first. */
+const WORKER_CACHE = 200;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The regex worker's thread: compiles patterns (cached by source) and answers one test per
  * message. Compiled with the rest of the code and sent as source (see writer.ts for why): it may
- * use only its argument `require`.
+ * use only its arguments, `require` and pattern.ts's lruCache (self-contained, sent as source too).
  */
-function regexThread(require: NodeRequire) {
+function regexThread(require: NodeRequire, lru: typeof lruCache) {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
   const { RE2JS } = require(workerData.re2jsPath) as typeof import('re2js');
-  const cache = new Map<string, InstanceType<typeof RE2JS>>();
+  const cache = lru<string, InstanceType<typeof RE2JS>>(workerData.cacheSize as number);
   parentPort!.on('message', (msg: { id: number; source: string; text: string }) => {
     let result: boolean | null;
     try {
@@ -39,7 +46,6 @@ function regexThread(require: NodeRequire) {
         // As pattern.ts's limitDfa (this thread cannot import it): a small DFA per cached pattern.
         const dfa = (re.re2Input as unknown as { dfa: { maxMem: number; stateBudget: number; memBudget: number } }).dfa;
         dfa.maxMem = dfa.stateBudget = dfa.memBudget = workerData.dfaMaxBytes as number;
-        if (cache.size >= 200) cache.clear();
         cache.set(msg.source, re);
       }
       result = re.test(msg.text);
@@ -60,21 +66,24 @@ interface Job {
 /**
  * One worker thread for the tests too costly for the event loop. Jobs wait per owner (a project),
  * and the worker takes them round-robin across owners, so one tenant's costly patterns delay
- * another tenant's by at most one test. A job still waiting at its deadline is answered undecided
- * without running; a test that overruns TEST_HARD_LIMIT_MS stops the worker (a fresh one takes the
- * next job).
+ * another tenant's by at most one test; past `limits` (per owner, in all) a new job is answered
+ * undecided at once. A job still waiting at its deadline is answered undecided without running;
+ * a test that overruns TEST_HARD_LIMIT_MS stops the worker (a fresh one takes the next job).
  */
-class RegexWorker {
+export class RegexWorker {
   #worker: Worker | undefined;
   #queues = new Map<string, Job[]>();
   #waiting = 0;
   #running: { id: number; job: Job; timer: NodeJS.Timeout } | undefined;
   #nextId = 1;
 
+  constructor(readonly limits: { perOwner: number; total: number } = { perOwner: MAX_WAITING_PER_OWNER, total: MAX_WAITING }) {}
+
   run(owner: string, source: string, text: string, deadline: number): Promise<boolean | undefined> {
-    if (this.#waiting >= MAX_WAITING || Date.now() >= deadline) return Promise.resolve(undefined);
+    if (this.#waiting >= this.limits.total || Date.now() >= deadline) return Promise.resolve(undefined);
+    let queue = this.#queues.get(owner);
+    if (queue && queue.length >= this.limits.perOwner) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      let queue = this.#queues.get(owner);
       if (!queue) this.#queues.set(owner, (queue = []));
       queue.push({ source, text, deadline, resolve });
       this.#waiting++;
@@ -84,7 +93,7 @@ class RegexWorker {
 
   #start(): Worker {
     const re2jsPath = createRequire(import.meta.url).resolve('re2js');
-    const w = new Worker(`(${regexThread.toString()})(require)`, { eval: true, workerData: { re2jsPath, dfaMaxBytes: DFA_MAX_BYTES }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const w = new Worker(`(${regexThread.toString()})(require, ${lruCache.toString()})`, { eval: true, workerData: { re2jsPath, dfaMaxBytes: DFA_MAX_BYTES, cacheSize: WORKER_CACHE }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
     w.unref();
     w.on('message', (msg: { id: number; result: boolean | null }) => {
       const running = this.#running;
