@@ -295,6 +295,9 @@ export const QUERY_ERRORS: readonly QueryErrorCase[] = [
   { query: '@"weird key" x', column: 13, expected: /':' after the field name/ },
   // level values: the six levels only
   { query: 'level:err', column: 7, expected: /a level: trace, debug, info, warn, error or fatal/ },
+  // ingestion's aliases (warning, critical, …) are not level values here
+  { query: 'level:warning', column: 7, expected: /a level/ },
+  { query: 'level:>=critical', column: 9, expected: /a level/ },
   { query: 'level:50', column: 7, expected: /a level/ },
   { query: 'level:warn*', column: 7, expected: /a level/ },
   { query: 'level:>=loud', column: 9, expected: /a level/ },

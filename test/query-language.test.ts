@@ -4,10 +4,10 @@
  * case), groupBy, and random queries that may only ever produce the 400.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
-import { LEVELS } from '../src/features/logs/levels.js';
-import { compilePattern } from '../src/features/logs/filter.js';
+import { levelIndex, LEVELS, parseLevel } from '../src/features/logs/levels.js';
+import { compilePattern, parseFilter } from '../src/features/logs/filter.js';
 import { FOLDS_TO_ASCII, fold, groupNames, matchLogs, narrowing, parseGroupBy, parseQuery, withFilter, type Narrowing, type Query, type QueryLog } from '../src/features/logs/query/index.js';
 import { globMatch, makeGlob, ONE, STAR, type GlobPart } from '../src/features/logs/query/text.js';
 import { QUERY_CASES, QUERY_ERRORS, QUERY_LOGS, type NamedLog } from './query-cases.js';
@@ -168,6 +168,75 @@ describe('predicate', () => {
     expect(await selected(withFilter(parseQuery(''), { source: 'API' }))).toEqual(['pino-500-string']);
     expect(await selected(withFilter(parseQuery(''), { from: Date.parse('2026-11-23T14:04:00Z'), to: Date.parse('2026-11-23T14:05:00Z') }))).toEqual(['escapes', 'level-key']);
     expect(narrowing(withFilter(parseQuery('level:>=warn'), { levels: [2, 4], source: 'api', q: 'Completed' }))).toEqual({ levels: [4], sources: ['api'], contains: ['completed'] });
+  });
+});
+
+describe('the legacy parameters and the query read alike', () => {
+  it('a time without an offset is UTC in from/to as in timestamp:, whatever the server’s zone', () => {
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(new Date(2026, 10, 24).getTime()).not.toBe(Date.UTC(2026, 10, 24));
+      const midnight = Date.UTC(2026, 10, 24);
+      for (const text of ['2026-11-24', '2026-11-24T00:00:00', '2026-11-24 00:00', '2026-11-24T01:00:00+01:00', `${midnight}`]) {
+        expect(parseFilter({ from: text, to: ` ${text} ` }), text).toEqual({ from: midnight, to: midnight });
+        const root = parseQuery(`timestamp:"${text}"`).root;
+        expect(root.kind === 'field' && root.value.kind === 'range' ? root.value.lo : undefined, text).toBe(midnight);
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+    for (const bad of ['yesterday', '2026-11-24T25:00', '2026-02-30', '2026-11-24 GMT', '']) {
+      expect(() => parseFilter({ from: bad }), bad).toThrow(AppError);
+    }
+  });
+
+  it('level values are the six names in any case, never ingestion’s aliases', () => {
+    expect(parseFilter({ level: 'WARN, error,warn' }).levels).toEqual([3, 4]);
+    expect(parseFilter({ level: '\u0130NFO' }).levels).toEqual([2]);
+    expect(parseQuery('level:\u0130NFO').root).toMatchObject({ value: { lo: 2, hi: 2 } });
+    for (const alias of ['warning', 'err', 'critical', 'verbose', '40', '__proto__']) {
+      expect(() => parseFilter({ level: alias }), alias).toThrow(AppError);
+      expect(refusal(`level:${alias}`).message, alias).toMatch(/expected a level/);
+      expect(levelIndex(alias), alias).toBeUndefined();
+    }
+    // Ingestion still maps them (CONTRACT, "Ingest").
+    expect(['warning', 'ERR', ' critical ', '\u0130NFO'].map(parseLevel)).toEqual([3, 4, 5, 2]);
+  });
+
+  it('refuses a pattern for its syntax or its cost alike as a parameter and in a query', () => {
+    const param = (source: string) => {
+      try {
+        compilePattern(source, 'querystring:/pattern');
+      } catch (err) {
+        return ((err as AppError).details as { message: string }[])[0]!.message;
+      }
+      throw new Error(`compiled: ${source}`);
+    };
+    expect(param('(?=x)')).toMatch(/^is not a valid RE2 regular expression \(.+\); backreferences and lookaround are not supported$/);
+    expect(refusal('/(?=x)/').message).toMatch(/^at column 1: expected a valid RE2 regular expression \(.+\); backreferences and lookaround are not supported$/);
+    expect(param('a{1000}b{1000}c{1000}')).toMatch(/^is too costly to run: it compiles to/);
+    expect(refusal('/a{1000}b{1000}c{1000}/').message).toMatch(/^at column 1: expected a cheaper regular expression: it compiles to/);
+  });
+});
+
+describe('metadata', () => {
+  it('is parsed once per log in one pass, and not kept past it', async () => {
+    const logs: QueryLog[] = [0, 1, 2, 3, 4].map((i) => ({ ts: i, level: 2, source: null, message: 'm', metadata: JSON.stringify({ n: i, tag: `t${i}`, deep: { x: 'y' } }) }));
+    // Bare terms, a phrase, paths and a regex on a path (the last two logs wait for it, then are decided again).
+    const q = parseQuery('t1 OR "t2" OR @n:0 OR @deep.x:z OR @tag:/^t3/');
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const parsedOf = () => parse.mock.calls.filter(([text]) => logs.some((l) => l.metadata === text)).length;
+      expect(await matchLogs(q, logs, OWNER, soon())).toEqual([true, true, true, true, false]);
+      expect(parsedOf()).toBe(5);
+      // A second pass over the same rows parses again: nothing kept the first pass's values.
+      expect(await matchLogs(q, logs, OWNER, soon())).toEqual([true, true, true, true, false]);
+      expect(parsedOf()).toBe(10);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 

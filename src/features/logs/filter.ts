@@ -1,7 +1,8 @@
 import { validationError } from '../../errors.js';
-import { isLevel, LEVELS } from './levels.js';
-import { compileRe2, PatternTooCostly, type Pattern } from './pattern.js';
+import { levelIndex, LEVELS } from './levels.js';
+import { checkPattern, RE2_UNSUPPORTED, type Pattern } from './pattern.js';
 import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query } from './query/index.js';
+import { parseTime } from './query/text.js';
 
 /** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
 export interface LogFilter {
@@ -24,28 +25,23 @@ export const MAX_PATTERN_LENGTH = 1000;
 /** Compiles a user's regular expression with RE2 semantics (linear time, no backreferences or lookaround). */
 export function compilePattern(source: string, path = '/pattern'): Pattern {
   if (source.length > MAX_PATTERN_LENGTH) throw validationError(path, `must be at most ${MAX_PATTERN_LENGTH} characters`);
-  try {
-    return compileRe2(source);
-  } catch (err) {
-    if (err instanceof PatternTooCostly) throw validationError(path, `is too costly to run: ${err.message}`);
-    const why = err instanceof Error ? err.message : 'invalid';
-    throw validationError(path, `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`);
-  }
+  const checked = checkPattern(source);
+  if (checked.ok) return checked.pattern;
+  if (checked.costly) throw validationError(path, `is too costly to run: ${checked.why}`);
+  throw validationError(path, `is not a valid RE2 regular expression (${checked.why}); ${RE2_UNSUPPORTED}`);
 }
 
-/** An ISO 8601 time or epoch milliseconds, from a query string. */
-export function parseTime(value: string, path: string): number {
-  const v = value.trim();
-  const ms = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN;
-  if (!Number.isFinite(ms)) throw validationError(path, 'must be an ISO 8601 time or epoch milliseconds');
+/** `from` or `to`: as `timestamp:` in a query (query/text.ts parseTime; a time without an offset is UTC). */
+function timeParam(value: string, path: string): number {
+  const ms = parseTime(value.trim());
+  if (ms === undefined) throw validationError(path, 'must be an ISO 8601 time or epoch milliseconds');
   return ms;
 }
 
 export function parseLevels(value: string, path = '/level'): number[] {
-  const names = value.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  const bad = names.find((n) => !isLevel(n));
-  if (bad !== undefined || names.length === 0) throw validationError(path, `must be one or more of ${LEVELS.join(', ')}, separated by commas`);
-  return [...new Set(names.map((n) => LEVELS.indexOf(n as (typeof LEVELS)[number])))].sort();
+  const indexes = value.split(',').map((s) => s.trim()).filter(Boolean).map(levelIndex);
+  if (indexes.length === 0 || indexes.includes(undefined)) throw validationError(path, `must be one or more of ${LEVELS.join(', ')}, separated by commas`);
+  return [...new Set(indexes as number[])].sort();
 }
 
 export interface FilterQuery {
@@ -60,8 +56,8 @@ export interface FilterQuery {
 
 export function parseFilter(query: FilterQuery): LogFilter {
   const filter: LogFilter = {};
-  if (query.from !== undefined) filter.from = parseTime(query.from, 'querystring:/from');
-  if (query.to !== undefined) filter.to = parseTime(query.to, 'querystring:/to');
+  if (query.from !== undefined) filter.from = timeParam(query.from, 'querystring:/from');
+  if (query.to !== undefined) filter.to = timeParam(query.to, 'querystring:/to');
   if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) throw validationError('querystring:/from', 'must not be after `to`');
   if (query.level !== undefined) filter.levels = parseLevels(query.level, 'querystring:/level');
   if (query.source !== undefined && query.source !== '') filter.source = query.source;

@@ -1,6 +1,6 @@
 import { AppError } from '../../../errors.js';
-import { LEVELS } from '../levels.js';
-import { compileRe2, PatternTooCostly } from '../pattern.js';
+import { levelIndex } from '../levels.js';
+import { checkPattern, RE2_UNSUPPORTED } from '../pattern.js';
 import type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words } from './ast.js';
 import { fold, isWordChar, makeGlob, ONE, parseTime, STAR, toNumber, type GlobPart } from './text.js';
 
@@ -259,15 +259,9 @@ class Parser {
     }
     if (source === '') this.fail(this.p, "a regular expression between the slashes (quote a value that starts with '/')");
     this.p++;
-    let pattern;
-    try {
-      pattern = compileRe2(source);
-    } catch (err) {
-      if (err instanceof PatternTooCostly) this.fail(open, `a cheaper regular expression: ${err.message}`);
-      const why = err instanceof Error ? err.message.slice(0, 200) : 'invalid';
-      this.fail(open, `a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`);
-    }
-    const leaf: RegexLeaf = { id: this.regexes.length, source, pattern, target };
+    const checked = checkPattern(source);
+    if (!checked.ok) this.fail(open, checked.costly ? `a cheaper regular expression: ${checked.why}` : `a valid RE2 regular expression (${checked.why}); ${RE2_UNSUPPORTED}`);
+    const leaf: RegexLeaf = { id: this.regexes.length, source, pattern: checked.pattern, target };
     this.regexes.push(leaf);
     return leaf;
   }
@@ -384,10 +378,7 @@ class Parser {
 
   /** A comparison or range bound as a number for its field: a level index, epoch ms, or a number. */
   scalar(field: 'level' | 'timestamp' | 'meta', text: string): number | undefined {
-    if (field === 'level') {
-      const i = (LEVELS as readonly string[]).indexOf(fold(text));
-      return i < 0 ? undefined : i;
-    }
+    if (field === 'level') return levelIndex(text);
     if (field === 'timestamp') return parseTime(text);
     return toNumber(text);
   }

@@ -187,11 +187,13 @@ export function scalarText(v: unknown): string | undefined {
   return undefined;
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * An ISO 8601 time (`2026-11-24`, `2026-11-24T00:00:00Z`, with optional seconds, fraction and
- * offset; without an offset it is UTC) or epoch milliseconds (digits only), as epoch ms.
+ * offset; a space may stand for the `T`, as RFC 3339 allows; without an offset it is UTC, never the
+ * server's local time) or epoch milliseconds (digits only), as epoch ms. The one reading of a time
+ * a client gives to select logs: `timestamp:` in queries and the `from`/`to` parameters (filter.ts).
  */
 export function parseTime(s: string): number | undefined {
   if (/^\d{1,15}$/.test(s)) return Number(s);

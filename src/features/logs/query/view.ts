@@ -17,23 +17,19 @@ interface Scalar {
   words: string[] | undefined;
 }
 
-/** The last parse of a log's metadata, shared between matchLogs and groupNames for the same log object. */
-const parsedMetadata = new WeakMap<QueryLog, { text: string; value: unknown }>();
-
-/** A log's metadata as a value (undefined when there is none or it is not JSON). */
+/**
+ * A log's metadata as a value (undefined when there is none or it is not JSON), parsed anew on each
+ * call: nothing keeps it once the caller lets it go. Within one pass a LogView parses it once;
+ * parses never outlive the pass, so a tail's buffered rows never carry a second, parsed copy.
+ */
 export function metadataOf(log: QueryLog): unknown {
   const text = log.metadata;
   if (text === null || text === undefined) return undefined;
-  const hit = parsedMetadata.get(log);
-  if (hit && hit.text === text) return hit.value;
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
-    value = undefined;
+    return undefined;
   }
-  parsedMetadata.set(log, { text, value });
-  return value;
 }
 
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
@@ -98,7 +94,6 @@ export class LogView {
   #msgFolded: string | undefined;
   #msgWords: string[] | undefined;
   #msgWordSet: Set<string> | undefined;
-  #sourceFolded: string | undefined;
   #scalars: Scalar[] | undefined;
   #allWords: Set<string> | undefined;
   #paths = new Map<string, unknown[]>();
@@ -124,11 +119,6 @@ export class LogView {
 
   get messageWordSet(): Set<string> {
     return (this.#msgWordSet ??= new Set(this.messageWords));
-  }
-
-  get sourceFolded(): string | undefined {
-    if (this.log.source === null) return undefined;
-    return (this.#sourceFolded ??= fold(this.log.source));
   }
 
   get scalars(): Scalar[] {
