@@ -108,6 +108,17 @@ export function bucketSize(windowMs: number): number {
 
 type T = { ts: number; level: number; source: string | null; message: string; metadata: string | null };
 
+let queryParses = 0;
+
+/** How many rule queries this process has parsed for evaluation (parseRuleQuery): tests and benches read it. */
+export const ruleQueryParses = (): number => queryParses;
+
+/** Parses a stored rule query for evaluation (counted by ruleQueryParses). Throws as parseQuery. */
+export function parseRuleQuery(text: string): Query {
+  queryParses++;
+  return parseQuery(text, '/condition/query');
+}
+
 /** What evaluation needs of a rule, with its pattern compiled and its query parsed once. */
 export interface Matcher {
   level: number;
@@ -124,85 +135,196 @@ export interface MatchResult<R> {
   count: number;
 }
 
+/** Rules that decide a log alike: same level, source, pattern and query; only their windows differ. */
+interface Group<M> {
+  source: string | null;
+  pattern: Pattern | null;
+  /** Null when the rule has no query, or one that selects every log. */
+  query: Query | null;
+  /** The longest window of its rules: a log older than this is a candidate for none of them. */
+  windowMs: number;
+  rules: M[];
+}
+
+/** A log that passed a group's level, source and window, in the order the rules will count it. */
+interface Candidate<M> {
+  row: number;
+  group: Group<M>;
+}
+
+/** Query verdicts are worked out for this many logs at a time, with a look at the deadline between. */
+const QUERY_CHUNK = 256;
+
+/**
+ * What is already known of a log carried to a later round: the verdicts of its patterns ('p' +
+ * source) and queries ('q' + text) that were decided. A verdict depends on the log and the text
+ * of the pattern or query alone, so it stays true whatever the rules become; the entry goes with
+ * the log (a WeakMap), or when the log is decided.
+ */
+const known = new WeakMap<object, Map<string, boolean>>();
+
+function groupsByLevel<M extends Matcher>(rules: readonly M[]): Group<M>[][] {
+  const byKey = new Map<string, Group<M>>();
+  const byLevel: Group<M>[][] = [];
+  for (const rule of rules) {
+    const query = rule.query && rule.query.root.kind !== 'all' ? rule.query : null;
+    const key = JSON.stringify([rule.level, rule.source, rule.pattern?.source ?? null, query?.text ?? null]);
+    let group = byKey.get(key);
+    if (group === undefined) {
+      byKey.set(key, (group = { source: rule.source, pattern: rule.pattern, query, windowMs: rule.windowMs, rules: [] }));
+      (byLevel[rule.level] ??= []).push(group);
+    }
+    group.rules.push(rule);
+    if (rule.windowMs > group.windowMs) group.windowMs = rule.windowMs;
+  }
+  return byLevel;
+}
+
 /**
  * Counts a batch against many rules at once: each log is checked only against the rules on its
- * level, then source, then window, then pattern (cheapest first). A rule counts a log at its level
- * exactly, from its source if set, matching its pattern (RE2) if set, with a timestamp inside the
- * window ending `now` (up to a minute ahead, for clock skew).
+ * level, then source, then window, then pattern, then query (cheapest first). A rule counts a log
+ * at its level exactly, from its source if set, matching its pattern (RE2) and its query if set,
+ * with a timestamp inside the window ending `now` (up to a minute ahead, for clock skew).
  *
- * Patterns run through the regex runner (cheap tests here in short slices, costly ones in its
- * worker, round-robin with other projects), owned by `owner`. A log whose tests are not all
- * decided by `deadline` counts for no rule and is returned in `undecided`, to be evaluated again
- * later: a project whose patterns are costly delays its own alerts, never another project's.
+ * Rules with the same level, source, pattern and query decide a log together, once; a pattern or
+ * a query is decided once per log even when several such groups share it.
+ *
+ * Patterns and the queries' regexes run through the regex runner (cheap tests here in short
+ * slices, costly ones in its worker, round-robin with other projects), owned by `owner`. A log
+ * whose tests are not all decided by `deadline` counts for no rule and is returned in `undecided`,
+ * to be evaluated again later; what was decided of it is kept, so the next round goes on from
+ * there instead of starting over. Logs are decided in order: at the deadline the first ones are.
  */
 export async function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[] }> {
-  const byLevel: M[][] = [];
-  for (const rule of rules) (byLevel[rule.level] ??= []).push(rule);
+  const byLevel = groupsByLevel(rules);
   const latest = now + 60_000;
-  // First the checks that need no regex; pattern tests are gathered and run together.
-  const hits: { row: number; rule: M }[] = [];
+  // First the checks that need no regex; pattern tests are gathered (one per log and pattern) and run together.
+  const hits: Candidate<M>[] = [];
+  /** Logs with verdicts kept from an earlier round. */
+  const carried: number[] = [];
+  const withPattern: (Candidate<M> & { test: number | boolean })[] = [];
   const tests: RegexTest[] = [];
-  const tested: { row: number; rule: M }[] = [];
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
-    const candidates = byLevel[row.level];
-    if (candidates === undefined) continue;
-    for (const rule of candidates) {
-      if (rule.source !== null && row.source !== rule.source) continue;
-      if (row.ts < now - rule.windowMs || row.ts > latest) continue;
-      if (rule.pattern === null) hits.push({ row: i, rule });
-      else {
-        tests.push({ pattern: rule.pattern, text: row.message });
-        tested.push({ row: i, rule });
+    const groups = byLevel[row.level];
+    if (groups === undefined) continue;
+    let testOf: Map<string, number> | undefined;
+    const knownOf = known.get(row);
+    if (knownOf !== undefined) carried.push(i);
+    for (const group of groups) {
+      if (group.source !== null && row.source !== group.source) continue;
+      if (row.ts < now - group.windowMs || row.ts > latest) continue;
+      if (group.pattern === null) {
+        hits.push({ row: i, group });
+        continue;
       }
+      const source = group.pattern.source;
+      const verdict = knownOf?.get('p' + source);
+      if (verdict === false) continue;
+      let test: number | boolean | undefined = verdict ?? testOf?.get(source);
+      if (test === undefined) {
+        test = tests.push({ pattern: group.pattern, text: row.message }) - 1;
+        (testOf ??= new Map()).set(source, test);
+      }
+      withPattern.push({ row: i, group, test });
     }
   }
   const undecidedRows = new Set<number>();
-  let candidates = hits;
-  if (tests.length > 0) {
-    const verdicts = await runTests(tests, owner, deadline);
-    tested.forEach((t, k) => {
-      if (verdicts[k] === undefined) undecidedRows.add(t.row);
-      else if (verdicts[k]) candidates.push(t);
-    });
+  /** The verdicts decided in this round, per log, for the logs that end up undecided. */
+  const decided = new Map<number, Map<string, boolean>>();
+  const remember = (row: number, key: string, verdict: boolean) => {
+    let map = decided.get(row);
+    if (map === undefined) decided.set(row, (map = new Map()));
+    map.set(key, verdict);
+  };
+  const candidates = hits;
+  if (withPattern.length > 0) {
+    const verdicts = tests.length > 0 ? await runTests(tests, owner, deadline) : [];
+    for (const c of withPattern) {
+      const verdict = typeof c.test === 'boolean' ? c.test : verdicts[c.test];
+      if (verdict === undefined) undecidedRows.add(c.row);
+      else {
+        if (typeof c.test === 'number') remember(c.row, 'p' + c.group.pattern!.source, verdict);
+        if (verdict) candidates.push({ row: c.row, group: c.group });
+      }
+    }
   }
-  // A rule's query, if it has one, decides last, over the logs that passed everything else.
-  const withQuery = new Map<Query, number[]>();
-  for (const { row, rule } of candidates) {
-    if (!rule.query) continue;
-    let list = withQuery.get(rule.query);
-    if (!list) withQuery.set(rule.query, (list = []));
-    list.push(row);
+  // A group's query, if it has one, decides last, over the logs that passed everything else: for
+  // each log, each distinct query once, logs in order, in chunks with a look at the deadline between.
+  const queryVerdicts = new Map<number, Map<string, boolean | undefined>>();
+  const needs = new Map<number, Map<string, Query>>();
+  for (const { row, group } of candidates) {
+    if (group.query === null || undecidedRows.has(row)) continue;
+    const key = 'q' + group.query.text;
+    const verdict = known.get(rows[row]!)?.get(key);
+    if (verdict !== undefined) {
+      let map = queryVerdicts.get(row);
+      if (map === undefined) queryVerdicts.set(row, (map = new Map()));
+      map.set(key, verdict);
+      continue;
+    }
+    let need = needs.get(row);
+    if (need === undefined) needs.set(row, (need = new Map()));
+    need.set(key, group.query);
   }
-  if (withQuery.size > 0) {
-    const selected = new Map<Query, Map<number, boolean | undefined>>();
-    await Promise.all(
-      [...withQuery].map(async ([query, rowIndexes]) => {
-        const unique = [...new Set(rowIndexes)];
-        const verdicts = await matchLogs(query, unique.map((i) => rows[i]!), owner, deadline);
-        selected.set(query, new Map(unique.map((i, k) => [i, verdicts[k]])));
-      }),
-    );
-    candidates = candidates.filter(({ row, rule }) => {
-      if (!rule.query) return true;
-      const verdict = selected.get(rule.query)!.get(row);
-      if (verdict === undefined) undecidedRows.add(row);
-      return verdict === true;
-    });
+  if (needs.size > 0) {
+    const pending = [...needs.keys()].sort((a, b) => a - b);
+    for (let from = 0; from < pending.length; from += QUERY_CHUNK) {
+      // The first chunk always runs, so a round decides something even after a long pattern pass.
+      if (from > 0 && Date.now() >= deadline) {
+        for (const row of pending.slice(from)) undecidedRows.add(row);
+        break;
+      }
+      const chunk = pending.slice(from, from + QUERY_CHUNK);
+      const byQuery = new Map<string, { query: Query; rows: number[] }>();
+      for (const row of chunk) {
+        for (const [key, query] of needs.get(row)!) {
+          let entry = byQuery.get(key);
+          if (entry === undefined) byQuery.set(key, (entry = { query, rows: [] }));
+          entry.rows.push(row);
+        }
+      }
+      for (const [key, { query, rows: indexes }] of byQuery) {
+        const verdicts = await matchLogs(query, indexes.map((i) => rows[i]!), owner, deadline);
+        indexes.forEach((row, k) => {
+          const verdict = verdicts[k];
+          let map = queryVerdicts.get(row);
+          if (map === undefined) queryVerdicts.set(row, (map = new Map()));
+          map.set(key, verdict);
+          if (verdict === undefined) undecidedRows.add(row);
+          else remember(row, key, verdict);
+        });
+      }
+    }
   }
   const results = new Map<M, MatchResult<R>>();
-  for (const { row: i, rule } of candidates) {
+  for (const { row: i, group } of candidates) {
     if (undecidedRows.has(i)) continue;
+    if (group.query !== null && queryVerdicts.get(i)?.get('q' + group.query.text) !== true) continue;
     const row = rows[i]!;
-    let result = results.get(rule);
-    if (result === undefined) results.set(rule, (result = { buckets: new Map(), sample: [], count: 0 }));
-    const size = bucketSize(rule.windowMs);
-    const b = row.ts - (row.ts % size);
-    result.buckets.set(b, (result.buckets.get(b) ?? 0) + 1);
-    result.count++;
-    addToSample(result.sample, row, samples);
+    for (const rule of group.rules) {
+      if (row.ts < now - rule.windowMs) continue;
+      let result = results.get(rule);
+      if (result === undefined) results.set(rule, (result = { buckets: new Map(), sample: [], count: 0 }));
+      const size = bucketSize(rule.windowMs);
+      const b = row.ts - (row.ts % size);
+      result.buckets.set(b, (result.buckets.get(b) ?? 0) + 1);
+      result.count++;
+      addToSample(result.sample, row, samples);
+    }
   }
-  return { results, undecided: [...undecidedRows].sort((a, b) => a - b).map((i) => rows[i]!) };
+  const undecided = [...undecidedRows].sort((a, b) => a - b);
+  for (const i of undecided) {
+    const more = decided.get(i);
+    if (more === undefined) continue;
+    const row = rows[i]!;
+    const map = known.get(row);
+    if (map === undefined) known.set(row, more);
+    else for (const [key, verdict] of more) map.set(key, verdict);
+  }
+  // A decided log needs nothing kept.
+  for (const i of carried) if (!undecidedRows.has(i)) known.delete(rows[i]!);
+  return { results, undecided: undecided.map((i) => rows[i]!) };
 }
 
 /** Keeps the `max` newest logs (by timestamp, newest first) in `sample`. */

@@ -8,13 +8,13 @@ import { findUserById } from '../accounts/repository.js';
 import type { LogRowStored } from '../logs/repository.js';
 import { presentLog, type Log } from '../logs/present.js';
 import { compileRe2, type Pattern } from '../logs/pattern.js';
-import { parseQuery, type Query } from '../logs/query/index.js';
+import type { Query } from '../logs/query/index.js';
 import type { AlertCount, AlertCountRow } from '../logs/writer.js';
 import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import { findOwnedProject } from '../projects/repository.js';
 import * as repo from './repository.js';
-import { bucketSize, matchRules, parseChannels, parseCondition, parseCooldown, presentRule, type AlertRule, type ConditionInput, type Matcher } from './rules.js';
+import { bucketSize, matchRules, parseChannels, parseRuleQuery, parseCondition, parseCooldown, presentRule, type AlertRule, type ConditionInput, type Matcher } from './rules.js';
 
 export interface CreateRuleInput {
   projectId: string;
@@ -47,8 +47,10 @@ export interface HistoryEntry {
 export type AlertsService = ReturnType<typeof createAlertsService>;
 
 const ruleNotFound = () => notFound('alert rule');
-/** How long one evaluation round spends matching a project's logs before carrying the rest to the next round. */
+/** How long one evaluation round spends matching a project's logs (each project its own slice, one after another) before carrying the rest to the next round. */
 export const EVALUATION_SLICE_MS = 250;
+/** The most rounds a log is evaluated in: one still undecided after this many is given up (logged). */
+export const MAX_EVALUATION_ROUNDS = 5;
 const SAMPLE_SIZE = 5;
 
 function encodeCursor(at: number, id: string): string {
@@ -78,6 +80,30 @@ export function createAlertsService(deps: {
       return repo.countsSince(db, ruleIds, from);
     });
   const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern or query cannot run; the rule counts nothing until it is changed'));
+  /** How many rounds each log carried over has been left undecided in (the entry goes with the log). */
+  const rounds = new WeakMap<LogRowStored, number>();
+  /**
+   * The undecided logs of a project that get another round: a log left undecided in
+   * MAX_EVALUATION_ROUNDS rounds is given up (it counts for no rule), with a warning saying how many.
+   */
+  function carryOver(projectId: string, undecided: LogRowStored[]): LogRowStored[] {
+    const kept: LogRowStored[] = [];
+    for (const row of undecided) {
+      const n = (rounds.get(row) ?? 0) + 1;
+      if (n < MAX_EVALUATION_ROUNDS) {
+        rounds.set(row, n);
+        kept.push(row);
+      } else rounds.delete(row);
+    }
+    const dropped = undecided.length - kept.length;
+    if (dropped > 0) {
+      log.warn(
+        { projectId, dropped, rounds: MAX_EVALUATION_ROUNDS },
+        `gave up evaluating logs that the project's alert rules could not decide in ${MAX_EVALUATION_ROUNDS} rounds (costly patterns or queries); they count for no rule`,
+      );
+    }
+    return kept;
+  }
   async function owned(userId: string, id: string): Promise<repo.RuleRow> {
     const row = isId('alt', id) ? await repo.findOwnedRule(db, userId, id) : undefined;
     if (!row) throw ruleNotFound();
@@ -221,30 +247,42 @@ export function createAlertsService(deps: {
      * database (per rule and time bucket, so every node sees the same window count), and a rule
      * whose window count reaches its threshold fires if it wins the claim. Takes many batches of
      * many projects at once and costs two statements in all, plus one transaction per firing.
-     * Answers the logs it could not decide within its slice (costly patterns), per project, for a
-     * later round.
+     * Answers the logs it could not decide within their project's slice (costly patterns or
+     * queries), per project, for a later round; a log undecided in MAX_EVALUATION_ROUNDS rounds is
+     * not answered again (given up, with a warning).
      */
     async evaluate(work: Iterable<[projectId: string, rows: LogRowStored[]]>): Promise<Map<string, LogRowStored[]>> {
       const t = now();
       const matched: { rule: repo.RuleRow; from: number; sample: LogRowStored[] }[] = [];
       const counts: { ruleId: string; bucket: number; n: number }[] = [];
       const leftovers = new Map<string, LogRowStored[]>();
-      // Projects are matched side by side, each within its own slice of time: a project whose
-      // patterns are costly carries its undecided logs to the next round instead of holding this one.
-      const deadline = Date.now() + EVALUATION_SLICE_MS;
-      await Promise.all(
-        [...work].map(async ([projectId, rows]) => {
-          const projectRules = await rules.of(projectId);
-          if (projectRules.length === 0) return;
-          const { results, undecided } = await matchRules(projectRules, rows, t, SAMPLE_SIZE, projectId, deadline);
-          if (undecided.length > 0) leftovers.set(projectId, undecided);
-          for (const [rule, match] of results) {
-            for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.row.id, bucket, n });
-            const from = t - rule.windowMs;
-            matched.push({ rule: rule.row, from: from - (from % bucketSize(rule.windowMs)), sample: match.sample });
-          }
-        }),
-      );
+      const projects = [...work];
+      // Every project's rules are read side by side (most come from the cache) ...
+      const ruleSets = await Promise.all(projects.map(([projectId]) => rules.of(projectId)));
+      // ... then the projects are matched one at a time, each within its own slice, which starts
+      // when its turn does: nothing another project's rules do (a long inline pass, a costly test
+      // holding the regex worker) is taken from it. A project's turn ends once its slice is over and
+      // the worker has answered the test it had started, so the next one finds the worker free.
+      // Projects carrying undecided logs from an earlier round (costly rules) take their turn last.
+      const order = projects.map((_, i) => i);
+      const carries = projects.map(([, rows]) => rows.some((row) => rounds.has(row)));
+      order.sort((a, b) => Number(carries[a]) - Number(carries[b]) || a - b);
+      for (const i of order) {
+        const [projectId, rows] = projects[i]!;
+        const projectRules = ruleSets[i]!;
+        if (projectRules.length === 0) continue;
+        const deadline = Date.now() + EVALUATION_SLICE_MS;
+        const { results, undecided } = await matchRules(projectRules, rows, t, SAMPLE_SIZE, projectId, deadline);
+        if (undecided.length > 0) {
+          const kept = carryOver(projectId, undecided);
+          if (kept.length > 0) leftovers.set(projectId, kept);
+        }
+        for (const [rule, match] of results) {
+          for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.row.id, bucket, n });
+          const from = t - rule.windowMs;
+          matched.push({ rule: rule.row, from: from - (from % bucketSize(rule.windowMs)), sample: match.sample });
+        }
+      }
       if (matched.length === 0) return leftovers;
       const buckets = await addCounts(counts, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
       const totals = new Map<string, number>();
@@ -279,13 +317,27 @@ interface LiveRule extends Matcher {
 /** How long a node uses a project's rule set before reading it again: edits made on another node apply within this. */
 export const RULE_CACHE_MS = 1000;
 
+interface RuleSet {
+  /** When it was read (this cache's clock); -Infinity once forgotten. */
+  at: number;
+  rules: Promise<LiveRule[]>;
+  value?: LiveRule[];
+  /**
+   * The set's queries and patterns by their text, parsed or compiled (or why they cannot run): the
+   * next read of the project takes those whose text is unchanged from here instead of again.
+   */
+  parsed?: Map<string, Query | Pattern | Error>;
+}
+
 /**
  * Each project's enabled rules, read at most once per RULE_CACHE_MS instead of for every batch.
- * Edits through this node drop the project's entry at once; edits through another node are seen
- * when the entry expires. Concurrent misses for one project share one read.
+ * Edits through this node make the project's entry stale at once; edits through another node are
+ * seen when the entry expires. Concurrent misses for one project share one read. A read parses
+ * only the queries (and compiles only the patterns) whose text the project's previous read did not
+ * have, and rules with the same text share one parsed query.
  */
 class RuleCache {
-  #entries = new Map<string, { at: number; rules: Promise<LiveRule[]>; value?: LiveRule[] }>();
+  #entries = new Map<string, RuleSet>();
 
   /** The cache's age is wall-clock time, not the service's clock (which tests may hold still). */
   constructor(
@@ -298,18 +350,34 @@ class RuleCache {
     const t = this.now();
     const hit = this.#entries.get(projectId);
     if (hit && t - hit.at < RULE_CACHE_MS) return hit.rules;
-    const entry: { at: number; rules: Promise<LiveRule[]>; value?: LiveRule[] } = {
+    const entry: RuleSet = {
       at: t,
       rules: repo.enabledRules(this.db, projectId).then((rows) => {
+        const before = hit?.parsed;
+        const parsed = new Map<string, Query | Pattern | Error>();
+        /** A query ('q' + text) or pattern ('p' + source) parsed or compiled, from the previous read if it had it. */
+        const get = <V extends Query | Pattern>(key: string, make: () => V): V => {
+          let value = parsed.get(key) ?? before?.get(key);
+          if (value === undefined) {
+            try {
+              value = make();
+            } catch (err) {
+              value = err instanceof Error ? err : new Error(String(err));
+            }
+          }
+          parsed.set(key, value);
+          if (value instanceof Error) throw value;
+          return value as V;
+        };
         const live: LiveRule[] = [];
         for (const row of rows) {
           let pattern: Pattern | null = null;
           let query: Query | null = null;
-          // Patterns are compiled once per source and kept across refreshes (compileRe2's cache). A
-          // pattern saved before today's cost cap that is past it can no longer run: the rule counts nothing.
+          // compileRe2 keeps patterns by source too, but only the 256 used last by anyone. A pattern
+          // saved before today's cost cap that is past it can no longer run: the rule counts nothing.
           try {
-            if (row.pattern !== null) pattern = compileRe2(row.pattern);
-            if (row.query !== null) query = parseQuery(row.query, '/condition/query');
+            if (row.pattern !== null) pattern = get('p' + row.pattern, () => compileRe2(row.pattern!));
+            if (row.query !== null) query = get('q' + row.query, () => parseRuleQuery(row.query!));
           } catch (err) {
             this.onUnusable(row, err);
             continue;
@@ -317,10 +385,13 @@ class RuleCache {
           live.push({ row, level: row.level, source: row.source, windowMs: Number(row.window_ms), pattern, query });
         }
         entry.value = live;
+        entry.parsed = parsed;
         return live;
       }),
     };
-    entry.rules.catch(() => this.#entries.get(projectId) === entry && this.#entries.delete(projectId));
+    // A failed read is tried again by the next use, which still finds the previous read's parse here.
+    if (hit?.parsed) entry.parsed = hit.parsed;
+    entry.rules.catch(() => void (entry.at = -Infinity));
     if (this.#entries.size > 10_000) this.#entries.clear();
     this.#entries.set(projectId, entry);
     return entry.rules;
@@ -332,7 +403,9 @@ class RuleCache {
     return hit !== undefined && this.now() - hit.at < RULE_CACHE_MS && hit.value !== undefined && hit.value.length === 0;
   }
 
+  /** The project's rules changed: read them again before the next use (the parsed texts stay for that read). */
   forget(projectId: string): void {
-    this.#entries.delete(projectId);
+    const hit = this.#entries.get(projectId);
+    if (hit) hit.at = -Infinity;
   }
 }
