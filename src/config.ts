@@ -33,6 +33,12 @@ export interface Config {
   /** The most bytes of logs one ingest transaction takes (group commit); a lone larger request still goes alone. */
   readonly ingestCommitMaxBytes: number;
   readonly queryBudgetMs: number;
+  /** The skip index (src/features/logs/blocks/): built in the background; searches use it unless off. */
+  readonly searchIndex: boolean;
+  /** Logs per block of the skip index. */
+  readonly indexBlockLogs: number;
+  /** How often the index builder looks for logs to summarise. */
+  readonly indexIntervalMs: number;
   readonly maxTailsPerUser: number;
   /** Live tails open at once on this node, all users together. */
   readonly maxTails: number;
@@ -197,6 +203,9 @@ export function loadConfig(env: Env = process.env): Config {
     ingestQueueMaxBytes: integer('INGEST_QUEUE_MAX_BYTES', 256 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
     ingestCommitMaxBytes: integer('INGEST_COMMIT_MAX_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 100, 600_000),
+    searchIndex: boolean('SEARCH_INDEX', true),
+    indexBlockLogs: integer('INDEX_BLOCK_LOGS', 4096, 16, 1_000_000),
+    indexIntervalMs: duration('INDEX_INTERVAL', '1s', 10, 3_600_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
     maxTails: integer('MAX_TAILS', 1_000, 1, 1_000_000),
     tailHeartbeatMs: duration('TAIL_HEARTBEAT', '15s', 1_000, 3_600_000),

@@ -16,136 +16,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LEVELS } from '../src/features/logs/levels.js';
 import { matchLogs, parseQuery, type QueryLog } from '../src/features/logs/query/index.js';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { DAY, filters, queryText, randomLog, T0, T1 } from './query-arbitraries.js';
 
 const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 200);
 /** The fixtures' seed (fixed, so a failure replays; set it to draw other logs). */
 const LOG_SEED = Number(process.env.LOGLANE_PROPERTY_LOG_SEED ?? 2000);
 const SEED = process.env.LOGLANE_PROPERTY_SEED !== undefined ? Number(process.env.LOGLANE_PROPERTY_SEED) : undefined;
 const PROJECTS = 3;
-const DAY = 86_400_000;
-const T0 = Date.parse('2026-11-20T00:00:00Z');
-const T1 = T0 + 3 * DAY;
-
-// ---------------------------------------------------------------------------------------------------
-// The vocabulary logs and queries share.
-
-/** Words and texts with case traps: İ (dotted capital I), ß, K (Kelvin sign), final sigma, composed/decomposed é, emoji. */
-const TEXTS = [
-  'alpha', 'Alpha', 'ALPHA', 'beta', 'timeout', 'connection reset', 'İstanbul', 'istanbul', 'ISTANBUL', 'straße', 'STRASSE', 'Strasse',
-  '\u212Aafka', 'kafka', 'KAFKA', 'ΟΔΟΣ', 'οδος', 'οδοσ', 'café', 'cafe\u0301', '🚀 launch', '🚀', 'req-1007', 'req-10070', '10.0.0.1', '110.0.0.12',
-  'abc', 'abbc', 'ac', 'ABBC', '500', '503', 'error', 'ERROR', 'http 500', '/v1/orders', 'a.b', 'true', 'null', '1.5', '007', '',
-];
-const SOURCES = ['api', 'API', 'gateway', 'İzmir', '\u212Aafka', 'db', 'Café'];
-const SUBKEYS = ['status_code', 'method', 'name', 'b', 'x'];
-
-const scalar: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(...TEXTS),
-  fc.constantFrom(200, 404, 500, 503, 0, -3, 1.5, 1e3, '500', '503', '-3', '1.5', '200', '5e2'),
-  fc.boolean(),
-  fc.constant(null),
-  fc.constantFrom('true', 'false', 'null'),
-);
-const { value: metaValue } = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    scalar,
-    fc.array(tie('value'), { maxLength: 3 }),
-    fc.dictionary(fc.constantFrom(...SUBKEYS, 'status_code'), tie('value'), { maxKeys: 3 }),
-  ),
-}));
-/** Metadata objects; `http` is often nested holding status_code, beside a flat "http.status_code". */
-const metadata = fc.record(
-  {
-    'http.status_code': fc.oneof(fc.constantFrom(200, 404, 500, 503, '500', '503', 'x'), metaValue),
-    http: fc.oneof(fc.record({ status_code: fc.constantFrom(200, 404, 500, 503, '500', '503', null, [500, 200]), method: fc.constantFrom('GET', 'get', 'POST') }, { requiredKeys: [] }), metaValue),
-    status: metaValue,
-    tags: fc.array(scalar, { maxLength: 3 }),
-    user: fc.record({ name: fc.constantFrom(...TEXTS) }, { requiredKeys: [] }),
-    n: fc.oneof(fc.integer({ min: -10, max: 600 }), fc.constantFrom('42', '500', '-3', '1.5', 'abc')),
-    flag: fc.oneof(fc.boolean(), fc.constantFrom('true', 'false', null)),
-    x: metaValue,
-    'a.b': scalar,
-    a: fc.oneof(fc.record({ b: scalar }), scalar),
-    msg: fc.constantFrom(...TEXTS),
-    level: fc.constantFrom('error', 'warn', 'İ'),
-  },
-  { requiredKeys: [] },
-);
-const message = fc.array(fc.constantFrom(...TEXTS), { minLength: 1, maxLength: 4 }).chain((parts) =>
-  fc.constantFrom(' ', ', ', ': ', '-', '/').map((sep) => parts.join(sep)),
-);
-const randomLog = fc.record({
-  timestamp: fc.integer({ min: T0, max: T1 }),
-  level: fc.constantFrom(...LEVELS),
-  source: fc.option(fc.constantFrom(...SOURCES), { nil: undefined }),
-  message,
-  metadata: fc.option(metadata, { nil: undefined }),
-});
-
-// ---------------------------------------------------------------------------------------------------
-// Random query trees from the grammar's pieces.
-
-const iso = (t: number) => new Date(t).toISOString();
-const PATHS = ['http.status_code', '@http.status_code', '@http', 'http.method', 'status', '@status.status_code', 'tags', '@tags', 'user.name', '@n', 'n', 'flag', 'x', '@x.b', 'a.b', '@a', '@level', '@msg', '@"a.b"', '@"http.status_code"'];
-const VALUES = [
-  '500', '"500"', '503', '200', '>=500', '>500', '<400', '<=-3', '[200 TO 499]', '{200 TO 500}', '[* TO 0]', '{500 TO *]', '*', 'true', 'false', 'null',
-  'alpha', 'ALPHA', 'al*', '5*', '*0', '?00', 'GET', 'get', '/^5/', '/(?i)^get$/', '/ab+c/', '(500 OR 503)', '(alpha OR beta OR kafka)', '(>=500 OR true)',
-  '-3', '1.5', '5e2', '"İstanbul"', 'istanbul', 'STRASSE', 'straße', '\u212Aafka', 'kafka', 'οδος', 'ΟΔΟΣ', '"req-1007"', 'req-1007', '"/v1/orders"', 'error', 'İ', 'i',
-];
-const leaf: fc.Arbitrary<string> = fc.oneof(
-  // bare words and multi-word terms
-  fc.constantFrom('alpha', 'ALPHA', 'beta', 'timeout', 'istanbul', 'İstanbul', 'İSTANBUL', 'straße', 'STRASSE', 'kafka', '\u212Aafka', 'KAFKA', 'οδος', 'ΟΔΟΣ', 'οδοσ',
-    'café', 'cafe\u0301', '🚀', 'req-1007', '10.0.0.1', 'req', '1007', '500', '503', 'true', 'null', '1.5', '007', 'error', 'http', 'a.b', 'abbc', 'v1/orders', 'and', 'or'),
-  // phrases
-  fc.constantFrom('"connection reset"', '"alpha beta"', '"straße"', '"ΟΔΟΣ"', '"500"', '"req-10"', '"🚀 la"', '"İ"', '"a.b"', '"/v1/"', '"tion res"', '""'),
-  // wildcards
-  fc.constantFrom('al*', '*pha', 'b?ta', 'ka*', '5*', '*0', 'req*', 'İst*', 'stra?e', 'ab*c', '*'),
-  // regexes
-  fc.constantFrom('/ab+c/', '/(?i)alpha/', '/^req/', '/\\d{3}/', '/ß/', '/(?i)kafka/', '/🚀/', '/^$/'),
-  // reserved fields
-  fc.constantFrom('trace', 'debug', 'info', 'warn', 'error', 'fatal', '>=warn', '<info', '>debug', '<=error', '[debug TO error]', '{info TO fatal}', '(error OR fatal)', '*').map((v) => `level:${v}`),
-  fc.constantFrom('api', 'API', 'gate*', '"api"', '*', 'kafka', '\u212Aafka', 'café', 'izmir', 'İzmir', '/^a/', '(api OR db)').map((v) => `source:${v}`),
-  fc.constantFrom('timeout', 'alpha', '"connection reset"', '/ab+c/', 'KAFKA', '*', '(reset OR "http 5")', 'req-1007', 'al*').map((v) => `message:${v}`),
-  fc.tuple(fc.constantFrom('>=', '<', '<=', '>', ''), fc.integer({ min: T0, max: T1 })).map(([op, t]) => `timestamp:${op}${op === '' ? String(t) : iso(t)}`),
-  fc.tuple(fc.integer({ min: T0, max: T1 }), fc.integer({ min: 0, max: 2 * DAY }), fc.boolean()).map(([a, d, incl]) => `timestamp:${incl ? '[' : '{'}${iso(a)} TO ${a + d}${incl ? ']' : '}'}`),
-  // metadata paths
-  fc.tuple(fc.constantFrom(...PATHS), fc.constantFrom(...VALUES)).map(([p, v]) => `${p}:${v}`),
-  // exists
-  fc.tuple(fc.constantFrom('', '-', 'NOT '), fc.constantFrom(...PATHS)).map(([n, p]) => `${n}${p}:*`),
-);
-const { node: queryText } = fc.letrec((tie) => {
-  const node = tie('node') as fc.Arbitrary<string>;
-  return {
-    node: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
-      leaf,
-      fc.tuple(node, fc.constantFrom(' ', ' AND ', ' OR '), node).map(([a, op, b]) => `${a}${op}${b}`),
-      node.map((a) => `-${a}`),
-      node.map((a) => `NOT ${a}`),
-      node.map((a) => `(${a})`),
-    ),
-  };
-});
-
-/** from/to/level/source beside the query, sometimes. */
-interface Filters {
-  from?: number;
-  to?: number;
-  level?: string[];
-  source?: string;
-}
-const filters: fc.Arbitrary<Filters> = fc
-  .record(
-    {
-      from: fc.integer({ min: T0, max: T1 }),
-      span: fc.integer({ min: 0, max: 2 * DAY }),
-      level: fc.uniqueArray(fc.constantFrom(...LEVELS), { minLength: 1, maxLength: 3 }),
-      source: fc.constantFrom(...SOURCES),
-    },
-    { requiredKeys: [] },
-  )
-  .map(({ span, ...f }) => (span !== undefined ? { ...f, to: (f.from ?? T0) + span } : f));
-
 // ---------------------------------------------------------------------------------------------------
 
 interface StoredLog {

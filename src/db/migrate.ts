@@ -11,6 +11,7 @@ import * as m0008 from './migrations/0008_log_seq_per_project.js';
 import * as m0009 from './migrations/0009_login_throttle_pending.js';
 import * as m0010 from './migrations/0010_alert_query.js';
 import * as m0011 from './migrations/0011_log_source_counts.js';
+import * as m0012 from './migrations/0012_log_blocks.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009_login_throttle_pending': m0009,
   '0010_alert_query': m0010,
   '0011_log_source_counts': m0011,
+  '0012_log_blocks': m0012,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -102,6 +102,26 @@ export interface LogSourceCountsTable {
   n: number;
 }
 
+/** The skip index: one summary per block of a project's consecutive logs (migration 0012). */
+export interface LogBlocksTable {
+  project_id: string;
+  first_seq: number;
+  last_seq: number;
+  min_ts: number;
+  max_ts: number;
+  level_mask: number;
+  logs: number;
+  buckets: number;
+  built_at: number;
+}
+
+export interface LogBlockBloomsTable {
+  project_id: string;
+  first_seq: number;
+  part: number;
+  bits: Buffer;
+}
+
 export interface AlertCountsTable {
   rule_id: string;
   bucket: number;
@@ -166,6 +186,8 @@ export interface DatabaseSchema {
   logs: LogsTable;
   log_counts: LogCountsTable;
   log_source_counts: LogSourceCountsTable;
+  log_blocks: LogBlocksTable;
+  log_block_blooms: LogBlockBloomsTable;
   alert_rules: AlertRulesTable;
   alert_counts: AlertCountsTable;
   alert_history: AlertHistoryTable;

@@ -80,6 +80,21 @@ export async function findPage(db: Executor, projectId: string, filter: LogFilte
 }
 
 /**
+ * The logs of seqs [first, last] (no upper end when last is undefined) that the filter's SQL part
+ * admits, strictly before `before`, newest first: one block of the skip index (blocks/), at most
+ * `limit` of them. Read through the (project_id, seq) index: the time index would walk the range.
+ */
+export async function findInSeqRange(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, first: number, last: number | undefined, limit: number): Promise<LogRowStored[]> {
+  let q = applyFilter(db, db.selectFrom('logs').select(COLUMNS), projectId, filter).where('seq', '>=', first);
+  if (last !== undefined) q = q.where('seq', '<=', last);
+  if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
+  const compiled = q.limit(limit).compile();
+  const text = isPostgres(db) ? compiled.sql : compiled.sql.replace(/^select (.*?) from "logs" where /, (_all, cols: string) => `select ${cols} from "logs" indexed by "logs_project_seq" where `);
+  const { rows } = await db.executeQuery<LogRowStored>({ ...compiled, sql: text });
+  return rows.sort((a, b) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq));
+}
+
+/**
  * Logs after `afterSeq`, in seq (commit) order: live tail and its resumption. `minTs`, when the
  * caller knows that every log it wants is at least that old (another node's notification says so),
  * lets PostgreSQL plan over the partitions that can hold them only.

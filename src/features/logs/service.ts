@@ -19,6 +19,9 @@ import { createPartitionMaintenance } from './partitions.js';
 import * as repo from './repository.js';
 import { TailHub, type TailAuthority, type TailHandle, type TailSink } from './tail.js';
 import { createPostgresWriter, createSqliteWriter } from './writer.js';
+import { createIndexBuilder } from './blocks/builder.js';
+import { searchIndexed, type IndexOptions } from './blocks/search.js';
+import { deleteBlocksBefore } from './blocks/store.js';
 
 export interface IngestResult {
   accepted: number;
@@ -82,6 +85,8 @@ export function createLogsService(deps: {
   const db = database.db;
   const partitions = database.engine === 'postgres' ? createPartitionMaintenance({ db, config, now, log }) : undefined;
   const writer = database.engine === 'sqlite' ? createSqliteWriter(database.sqliteFile!) : createPostgresWriter(db);
+  const indexBuilder = createIndexBuilder(db, { blockLogs: config.indexBlockLogs, intervalMs: config.indexIntervalMs, now, log });
+  const indexOptions: IndexOptions = { blockLogs: config.indexBlockLogs, enabled: config.searchIndex };
   const hub = new TailHub(
     {
       since: (projectId, afterSeq, upToSeq, limit, minTs) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs),
@@ -128,6 +133,8 @@ export function createLogsService(deps: {
   let retentionTimer: NodeJS.Timeout | undefined;
   let tailCheckTimer: NodeJS.Timeout | undefined;
   let retentionRunning: Promise<unknown> | undefined;
+  /** What the last search through the index read (tests count it). */
+  let lastIndexReport: import('./blocks/search.js').IndexReport | undefined;
 
   return {
     hub,
@@ -183,6 +190,12 @@ export function createLogsService(deps: {
     /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
     async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null }> {
       let position = cursor ? decodeCursor(cursor) : undefined;
+      if (!decidedInApp(filter) && filter.q !== undefined) {
+        // A legacy substring: the words wholly inside it can still rule blocks out.
+        await projects.assertOwned(userId, projectId);
+        const indexed = await searchThroughIndex(projectId, filter, position, limit, Date.now() + config.queryBudgetMs, true);
+        if (indexed) return indexed;
+      }
       if (!decidedInApp(filter)) {
         // The ownership check and the page are read together; a stranger's page is never answered.
         const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1))]);
@@ -192,6 +205,8 @@ export function createLogsService(deps: {
       }
       await projects.assertOwned(userId, projectId);
       const deadline = Date.now() + config.queryBudgetMs;
+      const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline, false);
+      if (indexed) return indexed;
       const found: repo.LogRowStored[] = [];
       let decided = 0;
       for (;;) {
@@ -314,6 +329,8 @@ export function createLogsService(deps: {
             if (n < batch) break;
             await new Promise((r) => setImmediate(r));
           }
+          // Summaries of blocks whose every log is gone (the others only say "maybe" more often).
+          await deleteBlocksBefore(db, projectId, cutoff);
         }
       }
       await partitions?.ensure();
@@ -341,6 +358,27 @@ export function createLogsService(deps: {
         this.recheckTails().catch((err: unknown) => log.warn({ err }, 'could not recheck live tails'));
       }, TAIL_RECHECK_MS);
       tailCheckTimer.unref();
+      indexBuilder.start();
+    },
+
+    /** Summarises what is due for the skip index now (tests; the builder also runs on its own). */
+    buildIndex(): Promise<number> {
+      return indexBuilder.runOnce();
+    },
+
+    /**
+     * Test hook: search with the index where it helps (on), wherever it can be used (forced), with
+     * every block saying "maybe" (all-maybe, forced too), or without it (off).
+     */
+    setSearchIndex(mode: 'on' | 'forced' | 'all-maybe' | 'off'): void {
+      indexOptions.enabled = mode !== 'off';
+      indexOptions.force = mode === 'forced' || mode === 'all-maybe';
+      indexOptions.allMaybe = mode === 'all-maybe';
+    },
+
+    /** What the last search through the skip index read. */
+    lastIndexReport(): import('./blocks/search.js').IndexReport | undefined {
+      return lastIndexReport;
     },
 
     /** Live tails open on this node. */
@@ -357,6 +395,7 @@ export function createLogsService(deps: {
     async close(): Promise<void> {
       if (retentionTimer) clearInterval(retentionTimer);
       if (tailCheckTimer) clearInterval(tailCheckTimer);
+      await indexBuilder.stop();
       hub.closeAll();
       await queue.drain();
       await retentionRunning;
@@ -424,6 +463,18 @@ export function createLogsService(deps: {
     if (group.field.kind === 'level') for (const c of counts) add(c.bucket, LEVELS[c.level]!, c.n);
     else for (const c of await withBudget((ex) => repo.countBySourceBucket(ex, projectId, filter, ms))) add(c.bucket, c.source ?? NO_GROUP, c.n);
     return { counts, groups };
+  }
+
+  /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
+  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number, sqlOnly: boolean): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null } | undefined> {
+    if (!indexOptions.enabled) return undefined;
+    const lastSeq = await withBudget((ex) => repo.lastSeq(ex, projectId));
+    if (lastSeq === undefined) return undefined;
+    const page = await withBudget((ex) => searchIndexed(ex, projectId, lastSeq, filter, sqlOnly ? filter : narrowed(filter), position, limit, deadline, sqlOnly, indexOptions));
+    if (!page) return undefined;
+    if ('outOfBudget' in page) throw patternOutOfBudget();
+    lastIndexReport = page.report;
+    return { data: page.data, nextCursor: page.nextCursor && encodeCursor(page.nextCursor) };
   }
 
   /** What SQL narrows to when the app decides: the other filters, the pattern's literal, the query's levels and times. */

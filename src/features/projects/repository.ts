@@ -47,6 +47,8 @@ export async function deleteProject(db: Executor, userId: string, id: string): P
   await db.deleteFrom('logs').where('project_id', '=', id).execute();
   await db.deleteFrom('log_counts').where('project_id', '=', id).execute();
   await db.deleteFrom('log_source_counts').where('project_id', '=', id).execute();
+  await db.deleteFrom('log_block_blooms').where('project_id', '=', id).execute();
+  await db.deleteFrom('log_blocks').where('project_id', '=', id).execute();
   const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

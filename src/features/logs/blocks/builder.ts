@@ -1,0 +1,78 @@
+/**
+ * The skip index's builder: in the background, off the commit path, it summarises every complete
+ * block of `blockLogs` committed logs per project, in seq order. On PostgreSQL each block is built
+ * under a transaction-scoped advisory lock, so one node builds at a time and a node that dies mid-way
+ * leaves nothing half-written (the summary and its filter are one transaction). A block nobody has
+ * summarised yet is simply read by searches.
+ */
+import { sql } from 'kysely';
+import { isPostgres } from '../../../db/lock.js';
+import type { Db } from '../../../db/types.js';
+import { projectsBehind, saveSummary, summarise } from './store.js';
+
+/** Advisory lock key of the builder (any constant not used elsewhere). */
+const BUILDER_LOCK = 0x6c6f67_6978; // "logix"
+
+export interface IndexBuilder {
+  /** Builds what is due, within `budgetMs`; returns how many blocks it summarised. */
+  runOnce(budgetMs?: number): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createIndexBuilder(db: Db, options: { blockLogs: number; intervalMs: number; now: () => number; log: { warn(obj: object, msg: string): void } }): IndexBuilder {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+  let stopped = false;
+
+  async function buildOne(projectId: string, first: number, last: number): Promise<boolean> {
+    if (!isPostgres(db)) {
+      const s = await summarise(db, projectId, first, last);
+      await saveSummary(db, projectId, s, options.now());
+      return true;
+    }
+    return db.transaction().execute(async (tx) => {
+      const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${BUILDER_LOCK}) as ok`.execute(tx);
+      if (!rows[0]?.ok) return false;
+      const s = await summarise(tx, projectId, first, last);
+      await saveSummary(tx, projectId, s, options.now());
+      return true;
+    });
+  }
+
+  async function run(budgetMs: number): Promise<number> {
+    const until = Date.now() + budgetMs;
+    let built = 0;
+    for (const p of await projectsBehind(db, options.blockLogs, 100)) {
+      for (let first = p.next; first + options.blockLogs - 1 <= p.lastSeq; first += options.blockLogs) {
+        if (stopped || Date.now() > until) return built;
+        if (!(await buildOne(p.id, first, first + options.blockLogs - 1))) return built; // another node is building
+        built++;
+        // Let requests in between blocks.
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    return built;
+  }
+
+  return {
+    runOnce(budgetMs = 60_000) {
+      running ??= run(budgetMs).finally(() => {
+        running = undefined;
+      });
+      return running;
+    },
+    start() {
+      timer = setInterval(() => {
+        if (running) return;
+        this.runOnce(options.intervalMs * 5).catch((err) => options.log.warn({ err }, 'the search index builder failed; it retries'));
+      }, options.intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await running?.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * What the skip index records of a log, and what a query needs a block to hold. Both sides use the
+ * query language's own text rules (query/text.ts), so an item a query asks for is exactly an item
+ * a matching log gives:
+ * - `w:<word>`: a word of the message or of a metadata value (folded, as bare terms compare);
+ * - `s:<source>`: the source, folded;
+ * - `p:<path>`: a metadata path that holds a value other than null (as `@path:*` asks);
+ * - `v:<path>=s:<text>`: a string (or true, false, null) at the path, folded, as `@path:value` compares;
+ * - `v:<path>=#<number>`: a number at the path, as JSON numbers compare.
+ * Paths are the keys from the root joined with '.', so nested objects and flat dotted keys give the
+ * same item (the language matches both alike).
+ */
+import type { Node, Value, Words } from '../query/ast.js';
+import { fold, isAscii, scalarText, wordsOf } from '../query/text.js';
+
+/** A log past these gives no items: its block says "maybe" to every probe. */
+export const MAX_ITEMS_PER_LOG = 2_000;
+const MAX_PATH_CHARS = 512;
+/** Metadata nests at most 32 levels (ingest refuses deeper); arrays nest within that too. */
+const MAX_WALK_DEPTH = 64;
+
+export interface IndexedLog {
+  source: string | null;
+  message: string;
+  metadata: string | null;
+}
+
+/**
+ * Adds a log's items to `out`. Returns false when the log cannot be summarised within the limits
+ * (too many items, a path too long, metadata that is not JSON): the caller then keeps no filter.
+ */
+export function addLogItems(log: IndexedLog, out: Set<string>): boolean {
+  let count = 0;
+  const add = (item: string) => {
+    out.add(item);
+    count++;
+  };
+  for (const w of wordsOf(fold(log.message))) add('w:' + w);
+  if (log.source !== null) add('s:' + fold(log.source));
+  if (log.metadata !== null) {
+    let meta: unknown;
+    try {
+      meta = JSON.parse(log.metadata);
+    } catch {
+      return false;
+    }
+    const stack: [unknown, string, number][] = [[meta, '', 0]];
+    while (stack.length > 0) {
+      const [v, path, depth] = stack.pop()!;
+      if (v === undefined) continue;
+      // null equals `@path:null` but does not exist for `@path:*`.
+      if (v === null) {
+        if (path !== '') add(`v:${path}=s:null`);
+        continue;
+      }
+      if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
+      if (Array.isArray(v)) {
+        for (const el of v) stack.push([el, path, depth + 1]);
+        continue;
+      }
+      if (path !== '') add('p:' + path);
+      if (typeof v === 'object') {
+        for (const [k, child] of Object.entries(v)) stack.push([child, path === '' ? k : path + '.' + k, depth + 1]);
+        continue;
+      }
+      const text = scalarText(v);
+      if (text === undefined) continue;
+      const folded = fold(text);
+      for (const w of wordsOf(folded)) add('w:' + w);
+      if (path === '') continue;
+      if (typeof v === 'number') add(`v:${path}=#${String(v)}`);
+      else add(`v:${path}=s:${folded}`);
+      if (count > MAX_ITEMS_PER_LOG) return false;
+    }
+  }
+  return count <= MAX_ITEMS_PER_LOG;
+}
+
+/**
+ * What a block must hold for a query to match any of its logs. `maybe` is "cannot tell": such a
+ * requirement never rules a block out.
+ */
+export type Need =
+  | { kind: 'maybe' }
+  | { kind: 'none' }
+  | { kind: 'item'; item: string }
+  | { kind: 'levels'; mask: number }
+  | { kind: 'time'; from: number | undefined; to: number | undefined }
+  | { kind: 'and'; children: Need[] }
+  | { kind: 'or'; children: Need[] };
+
+const MAYBE: Need = { kind: 'maybe' };
+
+function and(children: Need[]): Need {
+  const kept = children.filter((c) => c.kind !== 'maybe');
+  if (kept.some((c) => c.kind === 'none')) return { kind: 'none' };
+  return kept.length === 0 ? MAYBE : kept.length === 1 ? kept[0]! : { kind: 'and', children: kept };
+}
+
+function or(children: Need[]): Need {
+  if (children.length === 0) return { kind: 'none' };
+  if (children.some((c) => c.kind === 'maybe')) return MAYBE;
+  const kept = children.filter((c) => c.kind !== 'none');
+  return kept.length === 0 ? { kind: 'none' } : kept.length === 1 ? kept[0]! : { kind: 'or', children: kept };
+}
+
+const itemNeed = (item: string): Need => ({ kind: 'item', item });
+
+/**
+ * The words a text that contains `folded` (ASCII) as a substring must hold whole: those with a
+ * non-word character on both sides within it. Only ASCII is used, where a substring's interior
+ * words are certainly words of the whole (no normalisation joins across their edges).
+ */
+function interiorWords(folded: string): string[] {
+  if (!isAscii(folded)) return [];
+  const out: string[] = [];
+  const re = /[A-Za-z0-9_]+/g;
+  for (let m = re.exec(folded); m; m = re.exec(folded)) {
+    if (m.index > 0 && m.index + m[0].length < folded.length) out.push(m[0].toLowerCase());
+  }
+  return out;
+}
+
+function wordsNeed(t: Words): Need {
+  if (t.any || t.words.length === 0) return MAYBE;
+  return and(t.words.map((w) => ('word' in w ? itemNeed('w:' + w.word) : MAYBE)));
+}
+
+const phraseNeed = (folded: string): Need => and(interiorWords(folded).map((w) => itemNeed('w:' + w)));
+
+/** Levels a level value admits, as a bit mask (bit n for level n), or undefined. */
+function levelMask(v: Value): number | undefined {
+  if (v.kind === 'range') {
+    let mask = 0;
+    for (let n = 0; n < 6; n++) if ((v.lo === undefined || (v.loInclusive ? n >= v.lo : n > v.lo)) && (v.hi === undefined || (v.hiInclusive ? n <= v.hi : n < v.hi))) mask |= 1 << n;
+    return mask;
+  }
+  if (v.kind === 'list') {
+    let mask = 0;
+    for (const item of v.values) {
+      const m = levelMask(item);
+      if (m === undefined) return undefined;
+      mask |= m;
+    }
+    return mask;
+  }
+  return undefined;
+}
+
+function valueNeed(field: Extract<Node, { kind: 'field' }>['field'], v: Value): Need {
+  if (v.kind === 'list') return or(v.values.map((item) => valueNeed(field, item)));
+  switch (field.kind) {
+    case 'level': {
+      const mask = levelMask(v);
+      return v.kind === 'exists' || mask === undefined ? MAYBE : { kind: 'levels', mask };
+    }
+    case 'timestamp':
+      return v.kind === 'range' ? { kind: 'time', from: v.lo, to: v.hi } : MAYBE;
+    case 'message':
+      if (v.kind === 'words') return wordsNeed(v);
+      if (v.kind === 'phrase') return phraseNeed(v.folded);
+      if (v.kind === 'regex') return v.regex.pattern.literal === undefined ? MAYBE : phraseNeed(fold(v.regex.pattern.literal));
+      return MAYBE;
+    case 'source':
+      if (v.kind === 'eq' && !v.glob) return itemNeed('s:' + v.folded);
+      if (v.kind === 'exact') return itemNeed('s:' + fold(v.text));
+      return MAYBE;
+    case 'meta': {
+      const path = field.path.join('.');
+      const present = itemNeed('p:' + path);
+      switch (v.kind) {
+        case 'eq':
+          if (v.glob) return present;
+          return or([itemNeed(`v:${path}=s:${v.folded}`), ...(v.number !== undefined ? [itemNeed(`v:${path}=#${String(v.number)}`)] : [])]);
+        case 'exists':
+        case 'range':
+        case 'regex':
+          return present;
+        case 'phrase':
+          return and([present, phraseNeed(v.folded)]);
+        case 'words':
+          // Never matches a metadata path (eval.ts): but "maybe" is always safe.
+          return MAYBE;
+        default:
+          return present;
+      }
+    }
+  }
+}
+
+/** What a block must hold for any of its logs to match the query's tree. */
+export function needOf(node: Node): Need {
+  switch (node.kind) {
+    case 'all':
+      return MAYBE;
+    case 'and':
+      return and(node.children.map(needOf));
+    case 'or':
+      return or(node.children.map(needOf));
+    case 'not':
+      // A block can hold logs that lack anything: NOT rules out nothing.
+      return MAYBE;
+    case 'term':
+      return wordsNeed(node);
+    case 'phrase':
+      return phraseNeed(node.folded);
+    case 'regex':
+      return node.regex.pattern.literal === undefined ? MAYBE : phraseNeed(fold(node.regex.pattern.literal));
+    case 'field':
+      return valueNeed(node.field, node.value);
+  }
+}
+
+/** The distinct items a need probes. */
+export function itemsOf(need: Need, out = new Set<string>()): Set<string> {
+  if (need.kind === 'item') out.add(need.item);
+  else if (need.kind === 'and' || need.kind === 'or') for (const c of need.children) itemsOf(c, out);
+  return out;
+}
+
+/** Keeps at most `max` items (the others become "maybe"), so a probe's SQL stays bounded. */
+export function capItems(need: Need, max: number): Need {
+  const kept = new Set([...itemsOf(need)].slice(0, max));
+  const walk = (n: Need): Need => {
+    if (n.kind === 'item') return kept.has(n.item) ? n : MAYBE;
+    if (n.kind === 'and') return and(n.children.map(walk));
+    if (n.kind === 'or') return or(n.children.map(walk));
+    return n;
+  };
+  return walk(need);
+}
+
+/** A block's summary as a need is decided against it. */
+export interface BlockFacts {
+  minTs: number;
+  maxTs: number;
+  levelMask: number;
+  /** Whether the block may hold the item; undefined when the block keeps no filter. */
+  mayHold: ((item: string) => boolean) | undefined;
+}
+
+/** false: no log of the block can match; true: some may. */
+export function blockMay(need: Need, b: BlockFacts): boolean {
+  switch (need.kind) {
+    case 'maybe':
+      return true;
+    case 'none':
+      return false;
+    case 'item':
+      return b.mayHold === undefined || b.mayHold(need.item);
+    case 'levels':
+      return (need.mask & b.levelMask) !== 0;
+    case 'time':
+      return !((need.from !== undefined && b.maxTs < need.from) || (need.to !== undefined && b.minTs > need.to));
+    case 'and':
+      return need.children.every((c) => blockMay(c, b));
+    case 'or':
+      return need.children.some((c) => blockMay(c, b));
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Search through the skip index: the query's tree says, per block summary, "no" or "maybe"; only
+ * "maybe" blocks and the logs not yet summarised are read, newest block first, and reading stops
+ * once the page is full and no block left can hold a log newer than its last. The one predicate
+ * (filter.ts matchAll) still decides every log read, so the answer is the scan's.
+ */
+import type { Executor } from '../../../db/types.js';
+import { EVERY_LOG, withFilter } from '../query/index.js';
+import { matchAll, type LogFilter } from '../filter.js';
+import * as repo from '../repository.js';
+import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
+import { blocksInRange, nextUnindexedSeq } from './store.js';
+
+/** Items probed per query at most; the rest count as "maybe". */
+const MAX_PROBES = 16;
+
+export interface IndexOptions {
+  /** Logs per block (as the builder makes them). */
+  blockLogs: number;
+  /** Off: every search scans (the index is still built). For diagnosis and differential tests. */
+  enabled: boolean;
+  /** Test hook: use the index whenever it is on, even where it would not help. */
+  force?: boolean;
+  /** Test hook: every block answers "maybe" (the index is used, and rules nothing out). */
+  allMaybe?: boolean;
+}
+
+/** What one indexed search read, for tests and the bench: blocks and rows. */
+export interface IndexReport {
+  blocksInRange: number;
+  blocksRead: number;
+  rowsRead: number;
+}
+
+export type IndexedPage = { data: repo.LogRowStored[]; nextCursor: repo.Position | null; report: IndexReport } | { outOfBudget: true };
+
+/** The need of a filter: the query's tree ANDed with the legacy parameters, as matchAll decides it. */
+function needOfFilter(filter: LogFilter): Need {
+  return capItems(needOf(withFilter(filter.query ?? EVERY_LOG, filter).root), MAX_PROBES);
+}
+
+/** Whether the index can rule anything out for this filter (a word, a value, a source: an item). */
+export function indexHelps(filter: LogFilter): boolean {
+  return itemsOf(needOfFilter(filter)).size > 0;
+}
+
+/**
+ * One page through the index, or undefined when the index would not help (nothing to probe, too
+ * many blocks say "maybe", or too many logs are not summarised yet): the caller then scans.
+ * `sqlOnly`: the filter is decided by SQL alone (a legacy `q`), whose pages carry a cursor only
+ * when more logs follow; otherwise a full page carries one, as the app's scan does.
+ */
+export async function searchIndexed(
+  db: Executor,
+  projectId: string,
+  lastSeq: number,
+  filter: LogFilter,
+  sqlFilter: LogFilter,
+  before: repo.Position | undefined,
+  limit: number,
+  deadline: number,
+  sqlOnly: boolean,
+  options: IndexOptions,
+): Promise<IndexedPage | undefined> {
+  if (!options.enabled) return undefined;
+  const need = needOfFilter(filter);
+  const items = [...itemsOf(need)];
+  if (items.length === 0 && !options.force) return undefined;
+  const next = await nextUnindexedSeq(db, projectId);
+  // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
+  if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
+  const upper = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY);
+  const blocks = await blocksInRange(db, projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
+  const index = new Map(items.map((item, i) => [item, i]));
+  const candidates = blocks.filter(
+    (b) =>
+      options.allMaybe ||
+      blockMay(need, { minTs: b.minTs, maxTs: b.maxTs, levelMask: b.levelMask, mayHold: b.mayHold && ((item: string) => b.mayHold![index.get(item)!] !== false) }),
+  );
+  // When most blocks may match, the index saves little and the scan's early stop does better.
+  if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
+
+  const want = sqlOnly ? limit + 1 : limit;
+  const report: IndexReport = { blocksInRange: blocks.length, blocksRead: 0, rowsRead: 0 };
+  const found: repo.LogRowStored[] = [];
+  const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
+  // The logs not summarised yet first (their times are not known), then the candidates by newest.
+  // (Logs committed after lastSeq was read are left out, as from a scan that ran a moment earlier.)
+  const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, maxTs: b.maxTs }))];
+  for (const seg of segments) {
+    if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
+    const rows = await repo.findInSeqRange(db, projectId, sqlFilter, before, seg.first, seg.last, seg.last - seg.first + 1);
+    report.blocksRead++;
+    report.rowsRead += rows.length;
+    const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
+    if (verdicts.some((v) => v === undefined)) {
+      // Out of time. What is newer than anything this block and those after it can hold is final.
+      const sure = found.filter((r) => Number(r.ts) > seg.maxTs).sort(after);
+      if (sure.length === 0) return { outOfBudget: true };
+      const page = sure.slice(0, limit);
+      const last = page[page.length - 1]!;
+      return { data: page, nextCursor: { ts: Number(last.ts), seq: Number(last.seq) }, report };
+    }
+    for (let i = 0; i < rows.length; i++) if (verdicts[i]) found.push(rows[i]!);
+    found.sort(after);
+    if (found.length > want) found.length = want;
+  }
+  const page = found.slice(0, limit);
+  const last = page[page.length - 1];
+  const more = sqlOnly ? found.length > limit : found.length >= limit;
+  return { data: page, nextCursor: more && last ? { ts: Number(last.ts), seq: Number(last.seq) } : null, report };
+}
