@@ -64,9 +64,15 @@ export class EvaluationQueue {
   }
 
   add(projectId: string, rows: LogRowStored[]): void {
+    this.#add(projectId, rows, false);
+  }
+
+  /** Adds rows; `first`: before the project's logs already waiting (logs carried over from a round go before those committed during it). */
+  #add(projectId: string, rows: LogRowStored[], first: boolean): void {
     const bytes = rowBytes(rows);
     const pending = this.#pending.get(projectId);
-    if (pending) for (const row of rows) pending.push(row);
+    if (pending && first) this.#pending.set(projectId, rows.concat(pending));
+    else if (pending) for (const row of rows) pending.push(row);
     else this.#pending.set(projectId, rows.slice());
     this.#pendingBytes.set(projectId, (this.#pendingBytes.get(projectId) ?? 0) + bytes);
     const held = this.#held.get(projectId);
@@ -97,7 +103,8 @@ export class EvaluationQueue {
         this.#pendingBytes = new Map();
         try {
           const leftovers = await this.evaluate(work);
-          if (leftovers) for (const [projectId, rest] of leftovers) this.add(projectId, rest);
+          // Each project's logs are evaluated oldest first: what a round left undecided comes first in the next.
+          if (leftovers) for (const [projectId, rest] of leftovers) this.#add(projectId, rest, true);
         } catch (err) {
           this.onError(err);
         } finally {

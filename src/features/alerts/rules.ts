@@ -194,14 +194,18 @@ function groupsByLevel<M extends Matcher>(rules: readonly M[]): Group<M>[][] {
  * whose tests are not all decided by `deadline` counts for no rule and is returned in `undecided`,
  * to be evaluated again later; what was decided of it is kept, so the next round goes on from
  * there instead of starting over. Logs are decided in order: at the deadline the first ones are.
+ * `stalled` says that not even the first log that needed a test or a query was decided: the rules
+ * are too costly for the slice, as opposed to there being more logs than fit in it.
  */
-export async function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[] }> {
+export async function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[]; stalled: boolean }> {
   const byLevel = groupsByLevel(rules);
   const latest = now + 60_000;
   // First the checks that need no regex; pattern tests are gathered (one per log and pattern) and run together.
   const hits: Candidate<M>[] = [];
   /** Logs with verdicts kept from an earlier round. */
   const carried: number[] = [];
+  /** The first log (in order) that needs a test or a query verdict this round; -1 while none. */
+  let firstWork = -1;
   const withPattern: (Candidate<M> & { test: number | boolean })[] = [];
   const tests: RegexTest[] = [];
   for (let i = 0; i < rows.length; i++) {
@@ -225,6 +229,7 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
       if (test === undefined) {
         test = tests.push({ pattern: group.pattern, text: row.message }) - 1;
         (testOf ??= new Map()).set(source, test);
+        if (firstWork === -1) firstWork = i;
       }
       withPattern.push({ row: i, group, test });
     }
@@ -269,6 +274,7 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
   }
   if (needs.size > 0) {
     const pending = [...needs.keys()].sort((a, b) => a - b);
+    if (firstWork === -1 || pending[0]! < firstWork) firstWork = pending[0]!;
     for (let from = 0; from < pending.length; from += QUERY_CHUNK) {
       // The first chunk always runs, so a round decides something even after a long pattern pass.
       if (from > 0 && Date.now() >= deadline) {
@@ -324,7 +330,7 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
   }
   // A decided log needs nothing kept.
   for (const i of carried) if (!undecidedRows.has(i)) known.delete(rows[i]!);
-  return { results, undecided: undecided.map((i) => rows[i]!) };
+  return { results, undecided: undecided.map((i) => rows[i]!), stalled: firstWork !== -1 && undecidedRows.has(firstWork) };
 }
 
 /** Keeps the `max` newest logs (by timestamp, newest first) in `sample`. */

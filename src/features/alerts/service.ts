@@ -49,7 +49,7 @@ export type AlertsService = ReturnType<typeof createAlertsService>;
 const ruleNotFound = () => notFound('alert rule');
 /** How long one evaluation round spends matching a project's logs (each project its own slice, one after another) before carrying the rest to the next round. */
 export const EVALUATION_SLICE_MS = 250;
-/** The most rounds a log is evaluated in: one still undecided after this many is given up (logged). */
+/** A log still undecided after this many rounds in which its project's rules stalled (see carryOver) is given up (logged). */
 export const MAX_EVALUATION_ROUNDS = 5;
 const SAMPLE_SIZE = 5;
 
@@ -80,20 +80,28 @@ export function createAlertsService(deps: {
       return repo.countsSince(db, ruleIds, from);
     });
   const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern or query cannot run; the rule counts nothing until it is changed'));
-  /** How many rounds each log carried over has been left undecided in (the entry goes with the log). */
-  const rounds = new WeakMap<LogRowStored, number>();
+  /** Logs carried over to a later round at least once (the entries go with the logs). */
+  const carried = new WeakSet<LogRowStored>();
+  /** How many stalled rounds of its project each carried log has been left undecided in. */
+  const stalls = new WeakMap<LogRowStored, number>();
   /**
-   * The undecided logs of a project that get another round: a log left undecided in
-   * MAX_EVALUATION_ROUNDS rounds is given up (it counts for no rule), with a warning saying how many.
+   * The undecided logs of a project that get another round. A round counts against them only when
+   * it stalled (it could not decide even the first log that needed a test: rules too costly for
+   * the slice); when it merely had more logs than fit in the slice, nothing is counted, so a busy
+   * project's logs wait (and its ingestion sheds load) but are never dropped. A log left undecided
+   * in MAX_EVALUATION_ROUNDS stalled rounds is given up (it counts for no rule), with a warning
+   * saying how many.
    */
-  function carryOver(projectId: string, undecided: LogRowStored[]): LogRowStored[] {
+  function carryOver(projectId: string, undecided: LogRowStored[], stalled: boolean): LogRowStored[] {
+    for (const row of undecided) carried.add(row);
+    if (!stalled) return undecided;
     const kept: LogRowStored[] = [];
     for (const row of undecided) {
-      const n = (rounds.get(row) ?? 0) + 1;
+      const n = (stalls.get(row) ?? 0) + 1;
       if (n < MAX_EVALUATION_ROUNDS) {
-        rounds.set(row, n);
+        stalls.set(row, n);
         kept.push(row);
-      } else rounds.delete(row);
+      } else stalls.delete(row);
     }
     const dropped = undecided.length - kept.length;
     if (dropped > 0) {
@@ -248,8 +256,8 @@ export function createAlertsService(deps: {
      * whose window count reaches its threshold fires if it wins the claim. Takes many batches of
      * many projects at once and costs two statements in all, plus one transaction per firing.
      * Answers the logs it could not decide within their project's slice (costly patterns or
-     * queries), per project, for a later round; a log undecided in MAX_EVALUATION_ROUNDS rounds is
-     * not answered again (given up, with a warning).
+     * queries), per project, for a later round; a log left undecided by MAX_EVALUATION_ROUNDS
+     * rounds that stalled (see carryOver) is not answered again (given up, with a warning).
      */
     async evaluate(work: Iterable<[projectId: string, rows: LogRowStored[]]>): Promise<Map<string, LogRowStored[]>> {
       const t = now();
@@ -265,16 +273,16 @@ export function createAlertsService(deps: {
       // the worker has answered the test it had started, so the next one finds the worker free.
       // Projects carrying undecided logs from an earlier round (costly rules) take their turn last.
       const order = projects.map((_, i) => i);
-      const carries = projects.map(([, rows]) => rows.some((row) => rounds.has(row)));
+      const carries = projects.map(([, rows]) => rows.some((row) => carried.has(row)));
       order.sort((a, b) => Number(carries[a]) - Number(carries[b]) || a - b);
       for (const i of order) {
         const [projectId, rows] = projects[i]!;
         const projectRules = ruleSets[i]!;
         if (projectRules.length === 0) continue;
         const deadline = Date.now() + EVALUATION_SLICE_MS;
-        const { results, undecided } = await matchRules(projectRules, rows, t, SAMPLE_SIZE, projectId, deadline);
+        const { results, undecided, stalled } = await matchRules(projectRules, rows, t, SAMPLE_SIZE, projectId, deadline);
         if (undecided.length > 0) {
-          const kept = carryOver(projectId, undecided);
+          const kept = carryOver(projectId, undecided, stalled);
           if (kept.length > 0) leftovers.set(projectId, kept);
         }
         for (const [rule, match] of results) {
