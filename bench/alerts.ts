@@ -3,7 +3,8 @@
  * alert rules costs ingestion, on each engine.
  *
  *   npm run bench:alerts -- [--engine sqlite|postgres|both] [--duration 15] [--probes 50]
- *                           [--background-rate 2000] [--clients 10] [--pg-url URL]
+ *                           [--background-rate 2000] [--clients 10] [--rules pattern|query]
+ *                           [--pg-url URL]
  *
  * 1. Latency (one server and database per engine). For 1, 10 and 100 enabled rules in a project
  *    (the probe rule alone, then with 9 and 99 "background" rules that the probes never match),
@@ -24,7 +25,15 @@
  *    202 rate alone could hide a growing evaluation backlog: in the run with rules the bench also
  *    reads the rules' counters (alert_counts) straight from the database, compares them with the
  *    matches it works out itself for the batches acknowledged, and reports how much was counted
- *    when the load ended, how long the rest took, and the rate counting that catch-up.
+ *    when the load ended, how long the rest took, and the rate counting that catch-up. Its own
+ *    count uses the server's predicate (parseQuery, withFilter and matchLogs of
+ *    src/features/logs/query), so it means what the server's does.
+ *
+ * `--rules query` writes the same kinds of rules in the query language instead (`condition.query`
+ * with field terms on metadata such as `@status:>=500` and `@path:"/v1/orders"`, words, phrases and
+ * `/regex/` terms; the probe rule too), and the logs then carry two more metadata fields for them
+ * to look at: `path` (the endpoint of api and web logs) and `userId` (auth logs, and most api and
+ * web logs). The default, `--rules pattern`, is the rules of level, source and RE2 pattern.
  *
  * Exits 1 on any 5xx or unexpected answer, a failed request (server gone), a probe whose history
  * entry never appears, counters that never reach (or exceed) the expected matches, a logCount that
@@ -41,7 +50,10 @@ import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
-import { generateLogs, LiveBody, type BenchLog } from './logs.js';
+import { parseLevel } from '../src/features/logs/levels.js';
+import { compileRe2 } from '../src/features/logs/pattern.js';
+import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query } from '../src/features/logs/query/index.js';
+import { generateLogs, LiveBody, toRawRow, type BenchLog } from './logs.js';
 import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs, optionsOrExit } from './options.js';
 
@@ -70,6 +82,8 @@ const USAGE = `Usage: npm run bench:alerts -- [options]
   --clients <n>                    concurrent clients in the throughput runs (default 10)
   --tails <n>                      live tails open during the throughput run with rules (default 10)
   --skip-latency                   run the throughput part only
+  --rules <pattern|query>          the rules' kind: level, source and RE2 pattern (default), or
+                                   the same kinds of rules as query-language condition.query
 ${COMMON_USAGE}`;
 
 interface Options {
@@ -80,8 +94,12 @@ interface Options {
   clients: number;
   tails: number;
   skipLatency: boolean;
+  ruleKind: RuleKind;
   pgAdminUrl: string;
 }
+
+/** How the rules are written: level, source and RE2 pattern, or the query language. */
+type RuleKind = 'pattern' | 'query';
 
 function parseOptions(argv: string[]): Options {
   const { values, engines, engineProblem, pgAdminUrl } = parseBenchArgs(argv, USAGE, {
@@ -91,6 +109,7 @@ function parseOptions(argv: string[]): Options {
       clients: { type: 'string', default: '10' },
       tails: { type: 'string', default: '10' },
       'skip-latency': { type: 'boolean', default: false },
+      rules: { type: 'string', default: 'pattern' },
   });
   const durationS = Number(values.duration);
   const probes = Number(values.probes);
@@ -104,9 +123,10 @@ function parseOptions(argv: string[]): Options {
     Number.isFinite(backgroundRate) && backgroundRate > 0 ? undefined : `--background-rate must be a positive number of logs per second (got "${values['background-rate']}")`,
     Number.isInteger(clients) && clients >= 1 ? undefined : `--clients must be a whole number of at least 1 (got "${values.clients}")`,
     Number.isInteger(tails) && tails >= 0 && tails <= 100 ? undefined : `--tails must be a whole number from 0 to 100 (got "${values.tails}")`,
+    values.rules === 'pattern' || values.rules === 'query' ? undefined : `--rules must be pattern or query (got "${values.rules}")`,
   ].filter((p) => p !== undefined);
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return { engines: engines!, durationS, probes, backgroundRate, clients, tails, skipLatency: values['skip-latency'] === true, pgAdminUrl };
+  return { engines: engines!, durationS, probes, backgroundRate, clients, tails, skipLatency: values['skip-latency'] === true, ruleKind: values.rules as RuleKind, pgAdminUrl };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +198,7 @@ interface Condition {
   window: string;
   source?: string;
   pattern?: string;
+  query?: string;
 }
 
 interface RuleSpec {
@@ -225,26 +246,99 @@ const TEMPLATES: ((r: number) => { name: string; level: string; source?: string;
   (r) => ({ name: `webauthn logins ${r}`, level: 'info', source: 'auth', pattern: 'mfa=webauthn', rare: false }),
 ];
 
-/** `n` background rules: high thresholds (rare ones 20,000+, others 1,000,000), cooldown 15m. */
-function backgroundRules(n: number): RuleSpec[] {
+/**
+ * The same rules in the query language (`--rules query`), on the logs' words, phrases, regexes and
+ * metadata (`status`, `durationMs`, and `path` and `userId` from withQueryMetadata), with OR, NOT,
+ * lists, ranges and wildcards where a team would write them. Same names, levels and rarity.
+ */
+const QUERY_TEMPLATES: ((r: number) => { name: string; level: string; query: string; rare: boolean })[] = [
+  (r) => ({ name: `${SOURCES[r % 5]} errors`, level: 'error', query: `source:${SOURCES[r % 5]}`, rare: true }),
+  (r) => ({ name: `api 502/504 on ${PATHS[r % 5]}`, level: 'error', query: `source:api @path:"/v1/${PATHS[r % 5]}" @status:(502 OR 504)`, rare: true }),
+  (r) => ({ name: `${JOBS[r % 5]} keeps failing`, level: 'error', query: `source:worker "job ${JOBS[r % 5]}" /failed on attempt [3-5]\\/5/`, rare: true }),
+  (r) => ({ name: `large card declines ${r}`, level: 'error', query: `source:billing declined /amount [${1 + (r % 8)}-9]\\d{2}\\.00 EUR/`, rare: true }),
+  (r) => ({ name: `password guessing ${r}`, level: 'warn', query: `source:auth "wrong password" /\\([${5 + (r % 4)}-9] recent failures\\)/`, rare: true }),
+  (r) => ({ name: `slow api requests ${r}`, level: 'warn', query: `source:api @durationMs:>=${2000 + 1000 * (r % 3)}`, rare: false }),
+  (r) => ({ name: `web rate limited ${r}`, level: 'warn', query: 'source:web @status:429', rare: true }),
+  (r) => ({ name: `any error ${r}`, level: 'error', query: '@status:>=500 OR "connection reset"', rare: false }),
+  (r) => ({ name: `404s and 429s ${r}`, level: 'warn', query: '@status:(404 OR 429) -source:worker', rare: false }),
+  (r) => ({ name: `slow ${JOBS[r % 5]}`, level: 'info', query: `source:worker "job ${JOBS[r % 5]}" @durationMs:[100 TO 999]`, rare: false }),
+  (r) => ({ name: `api writes to ${PATHS[r % 5]}`, level: 'info', query: `source:api @path:"/v1/${PATHS[r % 5]}" (POST OR PUT OR DELETE)`, rare: false }),
+  (r) => ({ name: `logins without mfa ${r}`, level: 'debug', query: 'source:auth "mfa=none"', rare: false }),
+  (r) => ({ name: `big charges ${r}`, level: 'info', query: `source:billing charged /charged [${5 + (r % 4)}-9]\\d{2}\\.\\d{2} EUR/`, rare: false }),
+  (r) => ({ name: `worker fatal ${r}`, level: 'fatal', query: 'source:worker', rare: true }),
+  (r) => ({ name: `billing warnings ${r}`, level: 'warn', query: 'source:billing', rare: false }),
+  (r) => ({ name: `scripted clients failing ${r}`, level: 'error', query: 'source:web (okhttp OR "python-requests/")', rare: true }),
+  (r) => ({ name: `health checks ${r}`, level: 'info', query: `source:${SOURCES[r % 2]} @path:"/healthz" @status:(200 OR 204 OR 304)`, rare: false }),
+  (r) => ({ name: `long queue waits ${r}`, level: 'warn', query: `source:worker /waited [${5 + (r % 4)}-9]\\d{3} ms/`, rare: true }),
+  (r) => ({ name: `failed logins from 10.${r}/16`, level: 'error', query: `source:auth @userId:usr_* "from 10.${r}."`, rare: true }),
+  (r) => ({ name: `webauthn logins ${r}`, level: 'info', query: 'source:auth "mfa=webauthn"', rare: false }),
+];
+
+/** `n` background rules of a kind: high thresholds (rare ones 20,000+, others 1,000,000), cooldown 15m. */
+function backgroundRules(n: number, kind: RuleKind): RuleSpec[] {
+  const templates: readonly ((r: number) => { name: string; level: string; source?: string; pattern?: string; query?: string; rare: boolean })[] = kind === 'query' ? QUERY_TEMPLATES : TEMPLATES;
   return Array.from({ length: n }, (_, i) => {
-    const t = TEMPLATES[i % TEMPLATES.length]!(Math.floor(i / TEMPLATES.length));
+    const t = templates[i % templates.length]!(Math.floor(i / templates.length));
     const condition: Condition = { level: t.level, threshold: t.rare ? 20_000 + 1_000 * i : 1_000_000, window: WINDOWS[i % WINDOWS.length]! };
     if (t.source !== undefined) condition.source = t.source;
     if (t.pattern !== undefined) condition.pattern = t.pattern;
+    if (t.query !== undefined) condition.query = t.query;
     return { name: t.name, condition, cooldown: '15m' };
   });
 }
 
-const PROBE_RULE: RuleSpec = { name: 'probe', condition: { level: 'fatal', threshold: 1, window: '1m', source: 'probe' }, cooldown: '0s' };
+const PROBE_RULES: Record<RuleKind, RuleSpec> = {
+  pattern: { name: 'probe', condition: { level: 'fatal', threshold: 1, window: '1m', source: 'probe' }, cooldown: '0s' },
+  query: { name: 'probe', condition: { level: 'fatal', threshold: 1, window: '1m', query: 'source:probe' }, cooldown: '0s' },
+};
 
 /** Creates the background rules, then the probe rule last (so it is not first in the evaluation). */
-async function createRules(ctx: Ctx, projectId: string, background: number): Promise<{ probeRuleId: string; backgroundRuleIds: string[] }> {
+async function createRules(ctx: Ctx, projectId: string, background: number, kind: RuleKind): Promise<{ probeRuleId: string; backgroundRuleIds: string[] }> {
   const url = `${ctx.server.baseUrl}/v1/alerts`;
   const create = (spec: RuleSpec) => call<Rule>(ctx.agent, url, 'POST', 201, ctx.token, { projectId, ...spec, channels: ['push'] });
   const backgroundRuleIds: string[] = [];
-  for (const spec of backgroundRules(background)) backgroundRuleIds.push((await create(spec)).id);
-  return { probeRuleId: (await create(PROBE_RULE)).id, backgroundRuleIds };
+  for (const spec of backgroundRules(background, kind)) backgroundRuleIds.push((await create(spec)).id);
+  return { probeRuleId: (await create(PROBE_RULES[kind])).id, backgroundRuleIds };
+}
+
+/**
+ * The logs with the metadata the query rules look at besides status and durationMs: `path`, the
+ * endpoint of api and web requests (`/v1/orders`, `/healthz`), and `userId`, of auth logs and of
+ * three api or web requests in four.
+ */
+function withQueryMetadata(logs: BenchLog[]): BenchLog[] {
+  return logs.map((log) => {
+    const metadata: BenchLog['metadata'] & { path?: string; userId?: string } = { ...log.metadata };
+    if (log.source === 'api' || log.source === 'web') {
+      const url = log.message.split(' ')[1]!.split('?')[0]!;
+      metadata.path = /^\/v1\/[^/]+/.exec(url)?.[0] ?? url;
+      if (parseInt(log.metadata.requestId[4]!, 16) < 12) metadata.userId = `usr_${log.metadata.requestId.slice(4, 16)}`;
+    } else if (log.source === 'auth') {
+      const user = /user (usr_[0-9a-f]+)/.exec(log.message)?.[1];
+      if (user !== undefined) metadata.userId = user;
+    }
+    return { ...log, metadata };
+  });
+}
+
+/** The logs a run sends: with `--rules query`, with withQueryMetadata's fields. */
+function logsFor(kind: RuleKind, count: number, seed: number, startMs: number, stepMs: number): BenchLog[] {
+  const logs = generateLogs(count, seed, startMs, stepMs);
+  return kind === 'query' ? withQueryMetadata(logs) : logs;
+}
+
+/**
+ * A rule's condition as the server's own predicate: its query (or every log) ANDed with its level
+ * (exactly), source and pattern, as search ANDs the legacy parameters (withFilter). The rule's
+ * window is left out: the logs sent are stamped within the last second or so, inside every window.
+ */
+function rulePredicate(c: Condition): Query {
+  const query = c.query === undefined ? EVERY_LOG : parseQuery(c.query, '/condition/query');
+  return withFilter(query, {
+    levels: [parseLevel(c.level)!],
+    ...(c.source === undefined ? {} : { source: c.source }),
+    ...(c.pattern === undefined ? {} : { pattern: compileRe2(c.pattern) }),
+  });
 }
 
 async function createProject(ctx: Ctx, name: string): Promise<{ id: string; apiKey: string }> {
@@ -362,8 +456,8 @@ interface Statuses {
 }
 
 /** Ordinary logs at `rate` logs/s from BACKGROUND_CLIENTS clients, stamped with the time of sending. */
-function startBackground(ctx: Ctx, apiKey: string, rate: number, where: string): { stop(): Promise<{ logsPerSec: number; ackP50: number | undefined; ackP99: number | undefined; statuses: Statuses }> } {
-  const logs = generateLogs(20_000, 7, 0, 1);
+function startBackground(ctx: Ctx, apiKey: string, rate: number, where: string, kind: RuleKind): { stop(): Promise<{ logsPerSec: number; ackP50: number | undefined; ackP99: number | undefined; statuses: Statuses }> } {
+  const logs = logsFor(kind, 20_000, 7, 0, 1);
   const intervalMs = (BACKGROUND_CLIENTS * BACKGROUND_BATCH * 1000) / rate;
   const statuses: Statuses = { '202': 0, other: 0 };
   const latencies: number[] = [];
@@ -580,10 +674,10 @@ async function measureLatency(ctx: Ctx, engine: Engine, rules: number, options: 
   const label = `${engine} latency, ${rules} rule${rules === 1 ? '' : 's'}`;
   const project = await createProject(ctx, `alerts-latency-${rules}`);
   progress(`${engine}: latency with ${rules} rule(s): creating the rules`);
-  const { probeRuleId } = await createRules(ctx, project.id, rules - 1);
+  const { probeRuleId } = await createRules(ctx, project.id, rules - 1, options.ruleKind);
   progress(`${engine}: latency with ${rules} rule(s): ${options.probes} probes under ${fmt(options.backgroundRate)} logs/s of background load`);
 
-  const background = startBackground(ctx, project.apiKey, options.backgroundRate, label);
+  const background = startBackground(ctx, project.apiKey, options.backgroundRate, label, options.ruleKind);
   const probes: Probe[] = [];
   let missesInARow = 0;
   let backgroundResult: Awaited<ReturnType<typeof background.stop>>;
@@ -658,7 +752,7 @@ interface ThroughputResult {
   /**
    * With rules: how far alert evaluation (which runs after the 202) had got. `expected` is how
    * many (log, rule) matches the acknowledged batches hold for the 99 stream rules (worked out here
-   * with JavaScript's RegExp), `countedAtEnd` what the server's counters (alert_counts) held for
+   * with the server's predicate, rulePredicate), `countedAtEnd` what the server's counters (alert_counts) held for
    * those rules when the load ended, `catchUpMs` how long after the load they reached `expected`.
    */
   evaluation?: { expected: number; countedAtEnd: number; catchUpMs: number | undefined };
@@ -669,25 +763,24 @@ interface ThroughputResult {
 
 /**
  * The logs of bench:ingest, but stamped over the minute before now, so every rule's window holds
- * them; and for each batch, how many (log, rule) matches it holds for `specs`.
+ * them; and for each batch, how many (log, rule) matches it holds for `specs`, decided by the
+ * server's own predicate (rulePredicate, matchLogs) on the logs as the server stores them.
  */
-function buildPool(specs: RuleSpec[]): { bodies: LiveBody[]; matches: number[] } {
+async function buildPool(specs: RuleSpec[], kind: RuleKind): Promise<{ bodies: LiveBody[]; matches: number[] }> {
   const count = POOL_BATCHES * BATCH_SIZE;
   const spreadMs = 60_000;
-  const logs = generateLogs(count, 42, Date.now() - spreadMs, Math.max(1, Math.floor(spreadMs / count)));
-  const rules = specs.map(({ condition: c }) => ({ level: c.level, source: c.source, pattern: c.pattern === undefined ? undefined : new RegExp(c.pattern) }));
+  const logs = logsFor(kind, count, 42, Date.now() - spreadMs, Math.max(1, Math.floor(spreadMs / count)));
   const bodies: LiveBody[] = [];
-  const matches: number[] = [];
-  for (let i = 0; i < count; i += BATCH_SIZE) {
-    const batch = logs.slice(i, i + BATCH_SIZE);
-    bodies.push(new LiveBody(batch));
-    let n = 0;
-    for (const log of batch) {
-      for (const rule of rules) {
-        if (log.level === rule.level && (rule.source === undefined || log.source === rule.source) && (!rule.pattern || rule.pattern.test(log.message))) n++;
-      }
-    }
-    matches.push(n);
+  for (let i = 0; i < count; i += BATCH_SIZE) bodies.push(new LiveBody(logs.slice(i, i + BATCH_SIZE)));
+  const matches: number[] = new Array<number>(bodies.length).fill(0);
+  const rows = logs.map(toRawRow);
+  const deadline = Date.now() + 600_000;
+  for (const { name, condition } of specs) {
+    const verdicts = await matchLogs(rulePredicate(condition), rows, 'bench-reference', deadline);
+    verdicts.forEach((verdict, i) => {
+      if (verdict === undefined) throw new Error(`the bench's own count could not decide a log for the rule "${name}"`);
+      if (verdict) matches[Math.floor(i / BATCH_SIZE)]!++;
+    });
   }
   return { bodies, matches };
 }
@@ -780,13 +873,13 @@ async function measureThroughput(engine: Engine, rules: 0 | 100, options: Option
     let backgroundRuleIds: string[] = [];
     if (rules > 0) {
       progress(`${engine}: throughput with ${rules} rules: creating the rules`);
-      ({ probeRuleId, backgroundRuleIds } = await createRules(ctx, project.id, rules - 1));
+      ({ probeRuleId, backgroundRuleIds } = await createRules(ctx, project.id, rules - 1, options.ruleKind));
     }
     const counters = probeRuleId === undefined ? undefined : await openCounterReader(ctx.database, project.id, probeRuleId);
     const tails = rules > 0 && options.tails > 0 ? await openTails(ctx, project.id, options.tails) : undefined;
 
     try {
-      const pool = buildPool(backgroundRules(backgroundRuleIds.length));
+      const pool = await buildPool(backgroundRules(backgroundRuleIds.length, options.ruleKind), options.ruleKind);
       let expected = 0;
       const onAck = (i: number) => void (expected += pool.matches[i]!);
       progress(`${engine}: throughput with ${rules} rules: ${options.clients} clients × ${fmt(BATCH_SIZE)}-log batches for ${options.durationS} s`);
@@ -933,7 +1026,7 @@ function printReport(r: EngineReport, options: Options): void {
 function printLatency(r: EngineReport, options: Options): void {
   console.log(`${r.engine} — ingest → alert history latency: ${options.probes} probes per row, one every ~${PROBE_GAP_MS} ms after the previous one's entry,`);
   console.log(`  while ${BACKGROUND_CLIENTS} clients send ${fmt(options.backgroundRate)} logs/s (${BACKGROUND_BATCH}-log batches) to the same project; history polled every ${POLL_MS} ms.`);
-  console.log(`  "Rules" counts every enabled rule of the project: the probe rule plus 0, 9 or 99 background rules.`);
+  console.log(`  "Rules" counts every enabled rule of the project: the probe rule plus 0, 9 or 99 background rules (${ruleKindText(options)}).`);
   const header = ['rules', 'found', 'end-to-end p50', 'p99', 'max', 'server-side p50', 'p99', 'max', 'probe 202 p50', 'p99', 'background', 'bg 202 p50', 'p99'];
   const rows = r.latency.map((l) => {
     const e = summary(l.endToEnd);
@@ -955,6 +1048,7 @@ function printLatency(r: EngineReport, options: Options): void {
 function printThroughput(r: EngineReport, options: Options): void {
   const [none, many] = r.throughput;
   console.log(`${r.engine} — ingest throughput: ${options.clients} clients × ${fmt(BATCH_SIZE)}-log batches for ${options.durationS} s, a fresh database per run, one probe a second in both`);
+  console.log(`  rules: ${ruleKindText(options)}`);
   const tHeader = ['rules', 'tails', 'logs/s', '202 p50', 'p99', 'requests 202/other', 'peak RSS', 'logCount', 'SIGTERM → exit'];
   const tRows = r.throughput.map((t) => [
     String(t.rules),
@@ -1000,6 +1094,8 @@ function printThroughput(r: EngineReport, options: Options): void {
   for (const problem of r.problems) console.log(`  FAILED: ${problem}`);
 }
 
+const ruleKindText = (options: Options) => (options.ruleKind === 'query' ? 'condition.query in the query language, on logs with path and userId metadata' : 'level, source and RE2 pattern');
+
 function ratioPct(r: EngineReport): number | undefined {
   const [none, many] = r.throughput;
   if (!none || !many) return undefined;
@@ -1033,6 +1129,7 @@ function resultLine(r: EngineReport, options: Options): string {
   };
   return `BENCH_ALERTS ${JSON.stringify({
     engine: r.engine,
+    rules: options.ruleKind,
     node: process.version,
     cpus: os.cpus().length,
     latency: {
