@@ -191,10 +191,10 @@ describeEngines('alert evaluation of queries and costly rules', (engine) => {
 
   it(`a log its rules cannot decide is given up after ${MAX_EVALUATION_ROUNDS} rounds, with a warning`, async () => {
     const p = await createProject(s, a, 'stalled');
-    // Eight rules whose patterns each take about a second on these logs: a log needs eight seconds of
-    // the worker, and a round decides about one test (the one the worker had started).
+    // Sixteen rules whose patterns each take about a second on these logs: a log needs sixteen
+    // seconds of the worker, and a round decides about one test (the one the worker had started).
     const ids: string[] = [];
-    for (let k = 0; k < 8; k++) ids.push(await createRule(a, p.id, `costly ${k}`, { level: 'error', pattern: `([a-z]{1000})([a-z]{${990 - k}})` }));
+    for (let k = 0; k < 16; k++) ids.push(await createRule(a, p.id, `costly ${k}`, { level: 'error', pattern: `([a-z]{1000})([a-z]{${990 - k}})` }));
     const n = 3;
     await send(p.apiKey, Array.from({ length: n }, (_, i) => ({ level: 'error', message: SLOW_MATCH.replace('abc', `a${'bcd'[i]}c`) })));
     // Before, such logs were carried from round to round for ever, and evaluation never caught up.
