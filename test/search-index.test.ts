@@ -6,7 +6,7 @@
  * scan): every page and cursor must be the same. Again after retention deleted logs under existing
  * summaries. And a needle reads only the blocks that may hold it (counted, not timed).
  *
- * LOGLANE_PROPERTY_RUNS sets the runs per engine (default 150; half of it after the deletes); LOGLANE_PROPERTY_SEED replays.
+ * LOGLANE_PROPERTY_RUNS sets the runs per engine (default 120; half of it after the deletes); LOGLANE_PROPERTY_SEED replays.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { parseQuery } from '../src/features/logs/query/index.js';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 import { DAY, filters, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
 
-const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 150);
+const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 120);
 const SEED = process.env.LOGLANE_PROPERTY_SEED !== undefined ? Number(process.env.LOGLANE_PROPERTY_SEED) : undefined;
 const BLOCK = 16;
 const Q_TEXTS = ['alpha', 'connection reset', 'req-1007', '10.0.0.1', ' reset', 'tion res', 'a-b', 'http 500', ', alpha, ', '/v1/orders', 'kafka', 'straße', '🚀 launch', ': beta: '];
@@ -113,14 +113,14 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     // Forced, the index must actually have been used, not skipped, in most of them (the rest: a
     // query with nothing to probe and no level or time to decide on).
     expect(indexed).toBeGreaterThan(runs * 0.5);
-  });
+  }, 240_000);
 
   it('after retention deleted logs under existing summaries, still the same pages', async () => {
     // A retention run with a cutoff inside the logs' range: blocks keep summaries of deleted logs.
     await s.database.db.deleteFrom('logs').where('project_id', '=', projects[0]!.id).where('ts', '<', T0 + DAY).execute();
     const { runs } = await compare('after deletes', Math.ceil(RUNS / 2));
     expect(runs).toBeGreaterThan(RUNS * 0.3);
-  });
+  }, 240_000);
 
   it('a needle reads only the blocks that may hold it', async () => {
     const project = await createProject(s, owner, 'needle');
