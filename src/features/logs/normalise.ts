@@ -1,4 +1,5 @@
 import { parseLevel } from './levels.js';
+import { parseTime } from './query/text.js';
 
 /** CONTRACT limits for one log. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -29,7 +30,6 @@ export type Normalised = { ok: true; row: LogRow } | { ok: false; message: strin
 
 /** Fields with a meaning of their own; any other top-level field is kept in metadata. */
 const KNOWN = new Set(['message', 'msg', 'timestamp', 'time', 'level', 'source', 'metadata']);
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /**
  * Log text is data from shippers, kept rather than refused: PostgreSQL cannot store NUL in text,
@@ -71,9 +71,13 @@ function parseTimestamp(value: unknown, receivedAt: number): number | string {
     // Below 10^11 a number is epoch seconds (as Fluent Bit's `double` and `epoch` formats and many
     // loggers write): read as milliseconds it would be a moment in 1970–73 that nobody logs.
     ms = Math.abs(value) < EPOCH_SECONDS_BELOW ? Math.trunc(value * 1000) : Math.trunc(value);
-  } else if (typeof value === 'string' && ISO_DATE.test(value.trim())) {
-    ms = Date.parse(value.trim());
-    if (Number.isNaN(ms)) return 'timestamp is not a valid date';
+  } else if (typeof value === 'string') {
+    // Read as queries read a time (`from`, `to`, `timestamp:`): without an offset it is UTC, never
+    // the server's local time. Digits alone in a string are refused: neither ISO nor a number.
+    const text = value.trim();
+    const parsed = /^\d*$/.test(text) ? undefined : parseTime(text);
+    if (parsed === undefined) return 'timestamp must be an ISO 8601 string or epoch milliseconds';
+    ms = parsed;
   } else {
     return 'timestamp must be an ISO 8601 string or epoch milliseconds';
   }
