@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { levelIndex, LEVELS, parseLevel } from '../src/features/logs/levels.js';
 import { compilePattern, parseFilter } from '../src/features/logs/filter.js';
-import { FOLDS_TO_ASCII, fold, groupNames, matchLogs, narrowing, parseGroupBy, parseQuery, withFilter, type Narrowing, type Query, type QueryLog } from '../src/features/logs/query/index.js';
+import { FOLDS_TO_ASCII, fold, groupNames, matchEach, matchLogs, narrowing, parseGroupBy, parseQuery, withFilter, type Narrowing, type Query, type QueryLog } from '../src/features/logs/query/index.js';
 import { globMatch, makeGlob, ONE, STAR, type GlobPart } from '../src/features/logs/query/text.js';
 import { QUERY_CASES, QUERY_ERRORS, QUERY_LOGS, type NamedLog } from './query-cases.js';
 
@@ -130,6 +130,36 @@ describe('predicate', () => {
     const answers = await matchLogs(q, logs, OWNER, Date.now() - 1);
     expect(answers).toEqual([undefined, false]);
     expect(await matchLogs(parseQuery('level:info OR /x[a-z]{60}z/'), logs, OWNER, Date.now() - 1)).toEqual([undefined, true]);
+  });
+
+  it('honours the deadline in its in-memory loop too: the first slice is decided, the logs not reached answer undefined', async () => {
+    // No regex at all: before, the whole loop ran to the end whatever the deadline.
+    const logs: QueryLog[] = Array.from({ length: 100_000 }, (_, i) => ({ ts: i, level: 2, source: null, message: `request ${i} failed`, metadata: JSON.stringify({ i, user: { id: `u${i % 7}` } }) }));
+    const answers = await matchLogs(parseQuery('@user.id:u3 failed'), logs, OWNER, Date.now() - 1);
+    const reached = answers.indexOf(undefined);
+    expect(reached).toBeGreaterThan(0);
+    expect(answers.slice(0, reached)).toEqual(logs.slice(0, reached).map((_, i) => i % 7 === 3));
+    expect(answers.slice(reached).every((a) => a === undefined)).toBe(true);
+  });
+
+  it("matchEach decides several queries over one view of each log: its metadata parsed once, each answer the query's own", async () => {
+    const queries = QUERY_CASES.map((c) => parseQuery(c.query));
+    // Each log its own list of queries, as alert rules give them.
+    const queriesOf = (i: number) => queries.filter((_, k) => (k + i) % 3 !== 0);
+    const parse = vi.spyOn(JSON, 'parse');
+    let together: (boolean | undefined)[][];
+    let parses: number;
+    try {
+      together = await matchEach(QUERY_LOGS, queriesOf, OWNER, soon());
+      parses = parse.mock.calls.length;
+    } finally {
+      parse.mockRestore();
+    }
+    expect(parses).toBe(QUERY_LOGS.filter((l) => l.metadata !== null).length);
+    for (const [i, log] of QUERY_LOGS.entries()) {
+      const alone = await Promise.all(queriesOf(i).map(async (q) => (await matchLogs(q, [log], OWNER, soon()))[0]));
+      expect(together[i], log.name).toEqual(alone);
+    }
   });
 
   it('parses malformed or odd metadata without throwing', async () => {

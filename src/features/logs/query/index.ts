@@ -57,52 +57,89 @@ export function parseQuery(text: string, path: string = QUERY_PATH): Query {
 export const EVERY_LOG: Query = { text: '', root: { kind: 'all', start: 1, end: 1 }, regexes: [], terms: 0 };
 
 /**
- * Decides each log, in order. Regular expressions go through the regex runner (owner = the project
- * id): a log whose answer depends on a test not decided by `deadline` (epoch ms) answers undefined.
- * The rest runs on the calling thread, in slices of at most SLICE_MS with a turn of the event loop
- * between them. Each log's metadata is parsed once per call.
+ * Decides each log, in order: matchEach with the one query. A log not decided by `deadline` (epoch
+ * ms) answers undefined.
  */
 export async function matchLogs(query: Query, logs: readonly QueryLog[], owner: string, deadline: number): Promise<(boolean | undefined)[]> {
   if (query.root.kind === 'all') return logs.map(() => true);
-  const out: (boolean | undefined)[] = new Array(logs.length);
-  const pending: LogView[] = [];
-  const pendingAt: number[] = [];
+  const one = [query];
+  const answers = await matchEach(logs, () => one, owner, deadline);
+  return answers.map((a) => a[0]);
+}
+
+/**
+ * Decides several queries over the same logs: answer[i][k] is the verdict of `queriesOf(i)[k]` on
+ * log i. Each log gets one LogView, so its metadata is parsed and its words folded once however many
+ * queries look at it (alert rules: all of a project's distinct queries in one pass).
+ *
+ * The in-memory part runs on the calling thread in slices of at most SLICE_MS, with a turn of the
+ * event loop between; regular expressions then go through the regex runner (owner = the project
+ * id) in one batch, a test shared by several queries of a log run once. Logs are decided in order:
+ * once `deadline` (epoch ms) has passed, checked between slices (so a call always decides its first
+ * slice), the logs not reached answer undefined, as does any whose answer depends on a test not
+ * decided in time.
+ */
+export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number) => readonly Query[], owner: string, deadline: number): Promise<T3[][]> {
+  const out: T3[][] = new Array(logs.length);
+  /** The (log, query) pairs whose answer waits on regular expressions. */
+  const pending: { view: LogView; query: Query; answers: T3[]; k: number }[] = [];
   let sliceStart = performance.now();
-  for (let i = 0; i < logs.length; i++) {
-    // Many logs (a stats range, a big batch) are decided in slices, with a turn of the event loop between.
+  let i = 0;
+  for (; i < logs.length; i++) {
     if (performance.now() - sliceStart > SLICE_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
+      if (Date.now() >= deadline) break;
       sliceStart = performance.now();
     }
-    const view = new LogView(logs[i]!);
-    const r = evaluate(query.root, view, null);
-    if (r === undefined) {
-      pending.push(view);
-      pendingAt.push(i);
-    } else out[i] = r;
+    const queries = queriesOf(i);
+    const answers: T3[] = new Array(queries.length);
+    out[i] = answers;
+    let view: LogView | undefined;
+    for (let k = 0; k < queries.length; k++) {
+      const query = queries[k]!;
+      if (query.root.kind === 'all') {
+        answers[k] = true;
+        continue;
+      }
+      view ??= new LogView(logs[i]!);
+      const r = evaluate(query.root, view, null);
+      if (r === undefined) pending.push({ view, query, answers, k });
+      else answers[k] = r;
+    }
   }
+  // Past the deadline: the logs not reached are not decided.
+  for (; i < logs.length; i++) out[i] = new Array<T3>(queriesOf(i).length).fill(undefined);
   if (pending.length === 0) return out;
-  // One batch of regex tests for every log still open: each regex on each of its texts.
+  // One batch of regex tests for every (log, query) still open: each regex on each of its texts,
+  // once per log even when several of its queries hold the same regex on the same field.
   const tests: RegexTest[] = [];
-  const spans: number[][] = pending.map((view) =>
-    query.regexes.map((leaf) => {
-      for (const text of regexTexts(leaf.target, view)) tests.push({ pattern: leaf.pattern, text });
-      return tests.length;
-    }),
-  );
+  const spansOf = new Map<LogView, Map<string, [number, number]>>();
+  const spans = pending.map(({ view, query }) => {
+    let byLeaf = spansOf.get(view);
+    if (byLeaf === undefined) spansOf.set(view, (byLeaf = new Map()));
+    return query.regexes.map((leaf) => {
+      const key = JSON.stringify([leaf.source, leaf.target]);
+      let span = byLeaf.get(key);
+      if (span === undefined) {
+        const from = tests.length;
+        for (const text of regexTexts(leaf.target, view)) tests.push({ pattern: leaf.pattern, text });
+        byLeaf.set(key, (span = [from, tests.length]));
+      }
+      return span;
+    });
+  });
   const results = await runTests(tests, owner, deadline);
-  let from = 0;
-  pending.forEach((view, k) => {
-    const answers: T3[] = spans[k]!.map((to) => {
+  pending.forEach(({ view, query, answers, k }, n) => {
+    const regexAnswers: T3[] = spans[n]!.map(([from, to]) => {
       let answer: T3 = false;
-      for (; from < to; from++) {
-        const r = results[from];
-        if (r === true) answer = true;
-        else if (r === undefined && answer === false) answer = undefined;
+      for (let t = from; t < to; t++) {
+        const r = results[t];
+        if (r === true) return true;
+        if (r === undefined) answer = undefined;
       }
       return answer;
     });
-    out[pendingAt[k]!] = evaluate(query.root, view, (id) => answers[id]);
+    answers[k] = evaluate(query.root, view, (id) => regexAnswers[id]);
   });
   return out;
 }
