@@ -8,9 +8,9 @@
  * The costly work is real: COSTLY on SLOW_MATCH takes about a second in the regex worker (far past a
  * project's 250 ms slice), and the worker finishes a test it has started even past the deadline.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { MAX_EVALUATION_ROUNDS, RULE_CACHE_MS } from '../src/features/alerts/service.js';
-import { ruleQueryParses } from '../src/features/alerts/rules.js';
+import { matchRules, parseRuleQuery, ruleQueryParses } from '../src/features/alerts/rules.js';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 
 /** The costliest kind of pattern still allowed (as in hostile-regex): no literal to prefilter on. */
@@ -25,6 +25,28 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what:
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+it("matchRules reads each log once for all its rules' distinct queries, and counts as each query alone would", async () => {
+  const now = Date.now();
+  const rows = Array.from({ length: 500 }, (_, i) => ({ ts: now - i, level: 4, source: 'api', message: `request ${i} failed`, metadata: JSON.stringify({ i, status: 500 + (i % 7) }) }));
+  const rules = Array.from({ length: 20 }, (_, k) => ({ level: 4, source: null, windowMs: 300_000, pattern: null, query: parseRuleQuery(`@i:>=${k * 20} @status:(500 OR 50${k % 5}) failed`) }));
+  const parse = vi.spyOn(JSON, 'parse');
+  let matched: Awaited<ReturnType<typeof matchRules<(typeof rows)[number], (typeof rules)[number]>>>;
+  let parses: number;
+  try {
+    matched = await matchRules(rules, rows, now, 5, 'proj_unit', Date.now() + 10_000);
+    parses = parse.mock.calls.length;
+  } finally {
+    parse.mockRestore();
+  }
+  // One parse of a log's metadata for its twenty queries (it was one per query).
+  expect(parses).toBe(rows.length);
+  expect(matched.undecided).toEqual([]);
+  rules.forEach((rule, k) => {
+    const want = rows.filter((_, i) => i >= k * 20 && (i % 7 === 0 || i % 7 === k % 5)).length;
+    expect(matched.results.get(rule)?.count ?? 0, `rule ${k}`).toBe(want);
+  });
+});
 
 describeEngines('alert evaluation of queries and costly rules', (engine) => {
   let s: TestServer;

@@ -3,7 +3,7 @@ import { formatDuration, parseDuration } from '../../duration.js';
 import { compilePattern } from '../logs/filter.js';
 import type { Pattern } from '../logs/pattern.js';
 import { runTests, type RegexTest } from '../logs/regex-runner.js';
-import { matchLogs, parseQuery, type Query } from '../logs/query/index.js';
+import { matchEach, parseQuery, type Query } from '../logs/query/index.js';
 import { isLevel, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
@@ -152,9 +152,6 @@ interface Candidate<M> {
   group: Group<M>;
 }
 
-/** Query verdicts are worked out for this many logs at a time, with a look at the deadline between. */
-const QUERY_CHUNK = 256;
-
 /**
  * What is already known of a log carried to a later round: the verdicts of its patterns ('p' +
  * source) and queries ('q' + text) that were decided. A verdict depends on the log and the text
@@ -235,13 +232,15 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
     }
   }
   const undecidedRows = new Set<number>();
-  /** The verdicts decided in this round, per log, for the logs that end up undecided. */
+  /** The verdicts decided in this round, per log: kept for the logs that end up undecided. */
   const decided = new Map<number, Map<string, boolean>>();
   const remember = (row: number, key: string, verdict: boolean) => {
     let map = decided.get(row);
     if (map === undefined) decided.set(row, (map = new Map()));
     map.set(key, verdict);
   };
+  /** A pattern's ('p' + source) or query's ('q' + text) verdict on a log, from this round or an earlier one. */
+  const verdictOf = (row: number, key: string) => decided.get(row)?.get(key) ?? known.get(rows[row]!)?.get(key);
   const candidates = hits;
   if (withPattern.length > 0) {
     const verdicts = tests.length > 0 ? await runTests(tests, owner, deadline) : [];
@@ -254,20 +253,13 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
       }
     }
   }
-  // A group's query, if it has one, decides last, over the logs that passed everything else: for
-  // each log, each distinct query once, logs in order, in chunks with a look at the deadline between.
-  const queryVerdicts = new Map<number, Map<string, boolean | undefined>>();
+  // A group's query, if it has one, decides last, over the logs that passed everything else: each
+  // log's distinct queries together over one view of it (matchEach), logs in order, until the deadline.
   const needs = new Map<number, Map<string, Query>>();
   for (const { row, group } of candidates) {
     if (group.query === null || undecidedRows.has(row)) continue;
     const key = 'q' + group.query.text;
-    const verdict = known.get(rows[row]!)?.get(key);
-    if (verdict !== undefined) {
-      let map = queryVerdicts.get(row);
-      if (map === undefined) queryVerdicts.set(row, (map = new Map()));
-      map.set(key, verdict);
-      continue;
-    }
+    if (verdictOf(row, key) !== undefined) continue;
     let need = needs.get(row);
     if (need === undefined) needs.set(row, (need = new Map()));
     need.set(key, group.query);
@@ -275,38 +267,21 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
   if (needs.size > 0) {
     const pending = [...needs.keys()].sort((a, b) => a - b);
     if (firstWork === -1 || pending[0]! < firstWork) firstWork = pending[0]!;
-    for (let from = 0; from < pending.length; from += QUERY_CHUNK) {
-      // The first chunk always runs, so a round decides something even after a long pattern pass.
-      if (from > 0 && Date.now() >= deadline) {
-        for (const row of pending.slice(from)) undecidedRows.add(row);
-        break;
-      }
-      const chunk = pending.slice(from, from + QUERY_CHUNK);
-      const byQuery = new Map<string, { query: Query; rows: number[] }>();
-      for (const row of chunk) {
-        for (const [key, query] of needs.get(row)!) {
-          let entry = byQuery.get(key);
-          if (entry === undefined) byQuery.set(key, (entry = { query, rows: [] }));
-          entry.rows.push(row);
-        }
-      }
-      for (const [key, { query, rows: indexes }] of byQuery) {
-        const verdicts = await matchLogs(query, indexes.map((i) => rows[i]!), owner, deadline);
-        indexes.forEach((row, k) => {
-          const verdict = verdicts[k];
-          let map = queryVerdicts.get(row);
-          if (map === undefined) queryVerdicts.set(row, (map = new Map()));
-          map.set(key, verdict);
-          if (verdict === undefined) undecidedRows.add(row);
-          else remember(row, key, verdict);
-        });
-      }
-    }
+    const keys = pending.map((row) => [...needs.get(row)!.keys()]);
+    const queries = pending.map((row) => [...needs.get(row)!.values()]);
+    const verdicts = await matchEach(pending.map((row) => rows[row]!), (n) => queries[n]!, owner, deadline);
+    pending.forEach((row, n) => {
+      keys[n]!.forEach((key, k) => {
+        const verdict = verdicts[n]![k];
+        if (verdict === undefined) undecidedRows.add(row);
+        else remember(row, key, verdict);
+      });
+    });
   }
   const results = new Map<M, MatchResult<R>>();
   for (const { row: i, group } of candidates) {
     if (undecidedRows.has(i)) continue;
-    if (group.query !== null && queryVerdicts.get(i)?.get('q' + group.query.text) !== true) continue;
+    if (group.query !== null && verdictOf(i, 'q' + group.query.text) !== true) continue;
     const row = rows[i]!;
     for (const rule of group.rules) {
       if (row.ts < now - rule.windowMs) continue;
