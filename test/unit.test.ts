@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { formatDuration, parseDuration } from '../src/duration.js';
 import { newId } from '../src/ids.js';
@@ -20,6 +20,7 @@ import { compileRe2, requiredLiteral } from '../src/features/logs/pattern.js';
 import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
 import type { LogRowStored } from '../src/features/logs/repository.js';
 import { logJson, presentLog } from '../src/features/logs/present.js';
+import { MAX_METADATA_BYTES, normaliseLog } from '../src/features/logs/normalise.js';
 
 describe('durations', () => {
   it('parses the CONTRACT forms', () => {
@@ -329,5 +330,33 @@ describe('log presentation', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('log normalisation', () => {
+  it('metadata is refused for its size exactly when it serialises past 64 KiB, whatever its shape', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: -40, max: 40 }), (v, delta) => {
+        const pad = MAX_METADATA_BYTES - Buffer.byteLength(JSON.stringify({ v, pad: '' })) + delta;
+        if (pad < 0) return;
+        const metadata = { v, pad: 'x'.repeat(pad) };
+        const n = normaliseLog({ message: 'm', metadata }, 0);
+        expect(n.ok ? 'ok' : n.message).toBe(Buffer.byteLength(JSON.stringify(metadata)) <= MAX_METADATA_BYTES ? 'ok' : 'metadata is larger than 64 KiB serialised');
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('metadata surely past the limit is refused before it is serialised', () => {
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      for (const metadata of [{ big: 'x'.repeat(MAX_METADATA_BYTES) }, { many: Array.from({ length: 100_000 }, () => 0) }]) {
+        expect(normaliseLog({ message: 'm', metadata }, 0)).toEqual({ ok: false, message: 'metadata is larger than 64 KiB serialised' });
+        expect(normaliseLog({ message: 'm', extra: metadata }, 0)).toEqual({ ok: false, message: 'metadata is larger than 64 KiB serialised' });
+      }
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
   });
 });

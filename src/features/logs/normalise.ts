@@ -42,20 +42,43 @@ const clean = (s: string) => {
   return formed.includes('\u0000') ? formed.replace(NUL, '\ufffd') : formed;
 };
 
+const TOO_BIG = 'metadata is larger than 64 KiB serialised';
+
 /**
- * Whether `value` nests objects or arrays more than `levels` deep, counting `value` itself as the
- * first level. The recursion stops at the limit, so it cannot overflow whatever the input.
+ * Why metadata cannot be stored, found before it is serialised: nested more than
+ * MAX_METADATA_DEPTH levels (JSON.stringify of a deep enough value throws), or surely larger than
+ * MAX_METADATA_BYTES once serialised. One walk, which stops at the depth limit and as soon as a
+ * lower bound of the serialised size (a byte at least per UTF-16 unit of text, per scalar and per
+ * bracket) passes the size limit, so a large or deep value costs no more than the limits allow; the
+ * exact size is checked on the serialised text.
  */
-export function nestedDeeper(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (levels <= 0) return true;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (nestedDeeper(value[i], levels - 1)) return true;
-    return false;
-  }
-  const o = value as Record<string, unknown>;
-  for (const key in o) if (nestedDeeper(o[key], levels - 1)) return true;
-  return false;
+function metadataProblem(value: unknown): string | undefined {
+  let bytes = 0;
+  const walk = (v: unknown, levels: number): string | undefined => {
+    if (typeof v === 'string') bytes += v.length + 2;
+    else if (typeof v === 'number' || typeof v === 'boolean') bytes += 1;
+    else if (v === null) bytes += 4;
+    else if (typeof v === 'object') {
+      if (levels <= 0) return TOO_DEEP;
+      bytes += 2;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const problem = walk(v[i], levels - 1);
+          if (problem) return problem;
+        }
+      } else {
+        const o = v as Record<string, unknown>;
+        for (const key in o) {
+          // A member whose value serialises to nothing (undefined) adds nothing.
+          if (o[key] !== undefined) bytes += key.length + 3;
+          const problem = walk(o[key], levels - 1);
+          if (problem) return problem;
+        }
+      }
+    }
+    return bytes > MAX_METADATA_BYTES ? TOO_BIG : undefined;
+  };
+  return walk(value, MAX_METADATA_DEPTH);
 }
 
 /** UTF-8 takes at most 3 bytes per UTF-16 unit, so most strings need no byte count at all. */
@@ -136,15 +159,16 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
     // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
     const entries = [...Object.entries(log).filter(([k]) => !known(k)), ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
     const merged = Object.fromEntries(entries);
-    // Checked before serialising: JSON.stringify of a deep enough value throws.
-    if (nestedDeeper(merged, MAX_METADATA_DEPTH)) return { ok: false, message: TOO_DEEP };
+    const problem = metadataProblem(merged);
+    if (problem) return { ok: false, message: problem };
     metadata = JSON.stringify(merged);
   } else if (meta !== undefined && meta !== null) {
-    if (nestedDeeper(meta, MAX_METADATA_DEPTH)) return { ok: false, message: TOO_DEEP };
+    const problem = metadataProblem(meta);
+    if (problem) return { ok: false, message: problem };
     metadata = JSON.stringify(meta);
     if (metadata === '{}') metadata = null;
   }
-  if (metadata !== null && tooLong(metadata, MAX_METADATA_BYTES)) return { ok: false, message: 'metadata is larger than 64 KiB serialised' };
+  if (metadata !== null && tooLong(metadata, MAX_METADATA_BYTES)) return { ok: false, message: TOO_BIG };
 
   return { ok: true, row: { ts, level, source, message: clean(message), metadata } };
 }
