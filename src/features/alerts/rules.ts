@@ -4,7 +4,7 @@ import { compilePattern } from '../logs/filter.js';
 import type { Pattern } from '../logs/pattern.js';
 import { runTests, type RegexTest } from '../logs/regex-runner.js';
 import { matchEach, parseQuery, type Query } from '../logs/query/index.js';
-import { isLevel, LEVELS, levelName } from '../logs/levels.js';
+import { levelIndex, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
 export const CHANNELS = ['email', 'push'] as const;
@@ -41,13 +41,13 @@ export function parseRuleDuration(text: string, path: string, minMs: number, max
 
 /** Checks a condition as the API takes it and brings it to its stored form. */
 export function parseCondition(input: ConditionInput): Condition {
-  const level = input.level.toLowerCase();
-  if (!isLevel(level)) throw validationError('/condition/level', `must be one of ${LEVELS.join(', ')}`);
+  const level = levelIndex(input.level);
+  if (level === undefined) throw validationError('/condition/level', `must be one of ${LEVELS.join(', ')}`);
   if (input.pattern !== undefined && input.pattern !== '') compilePattern(input.pattern, '/condition/pattern');
   const query = input.query !== undefined && input.query.trim() !== '' ? input.query : null;
   if (query !== null) parseQuery(query, '/condition/query');
   return {
-    level: LEVELS.indexOf(level),
+    level,
     threshold: input.threshold,
     windowMs: parseRuleDuration(input.window, '/condition/window', 1000, WEEK),
     source: input.source !== undefined && input.source !== '' ? input.source : null,

@@ -39,7 +39,3 @@ export function levelIndex(name: string): number | undefined {
 export function levelName(index: number): Level {
   return LEVELS[index] ?? 'info';
 }
-
-export function isLevel(value: string): value is Level {
-  return NAMES.has(value);
-}
