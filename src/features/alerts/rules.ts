@@ -3,7 +3,7 @@ import { formatDuration, parseDuration } from '../../duration.js';
 import { compilePattern } from '../logs/filter.js';
 import type { Pattern } from '../logs/pattern.js';
 import { runTests, type RegexTest } from '../logs/regex-runner.js';
-import { matchEach, parseQuery, type Query } from '../logs/query/index.js';
+import { matchEach, parseQuery, type Query, type QueryLog } from '../logs/query/index.js';
 import { levelIndex, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
@@ -106,8 +106,6 @@ export function bucketSize(windowMs: number): number {
   return Math.max(1000, Math.floor(windowMs / 60_000) * 1000);
 }
 
-type T = { ts: number; level: number; source: string | null; message: string; metadata: string | null };
-
 let queryParses = 0;
 
 /** How many rule queries this process has parsed for evaluation (parseRuleQuery): tests and benches read it. */
@@ -194,7 +192,7 @@ function groupsByLevel<M extends Matcher>(rules: readonly M[]): Group<M>[][] {
  * `stalled` says that not even the first log that needed a test or a query was decided: the rules
  * are too costly for the slice, as opposed to there being more logs than fit in it.
  */
-export async function matchRules<R extends T, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[]; stalled: boolean }> {
+export async function matchRules<R extends QueryLog, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[]; stalled: boolean }> {
   const byLevel = groupsByLevel(rules);
   const latest = now + 60_000;
   // First the checks that need no regex; pattern tests are gathered (one per log and pattern) and run together.
@@ -309,7 +307,7 @@ export async function matchRules<R extends T, M extends Matcher>(rules: readonly
 }
 
 /** Keeps the `max` newest logs (by timestamp, newest first) in `sample`. */
-function addToSample<R extends T>(sample: R[], row: R, max: number): void {
+function addToSample<R extends QueryLog>(sample: R[], row: R, max: number): void {
   if (sample.length === max && sample[max - 1]!.ts >= row.ts) return;
   let i = sample.length;
   while (i > 0 && sample[i - 1]!.ts < row.ts) i--;
