@@ -113,6 +113,38 @@ describe('the ingest queue', () => {
     expect([q.queuedLogs, q.queuedBytes]).toEqual([0, 0]);
   });
 
+  it('when the database cannot write at all, a failed group is not written again batch by batch: its batches fail together', async () => {
+    const unavailable = [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      new Error('log writer: database or disk is full'), // the SQLite writer's thread passes on the message only
+    ];
+    for (const error of unavailable) {
+      const calls: string[][] = [];
+      let release!: () => void;
+      const firstDone = new Promise<void>((r) => (release = r));
+      const writer: LogWriter = {
+        async write(batches) {
+          calls.push(batches.map((b) => b.projectId));
+          if (calls.length === 1) {
+            await firstDone;
+            return [{ prevSeq: 0, firstSeq: 1, lastSeq: 1 }];
+          }
+          throw error;
+        },
+        close: async () => {},
+      };
+      const q = new IngestQueue(writer, options());
+      const first = q.submit(batch(1, 'proj_a'));
+      const group = [q.submit(batch(2, 'proj_b')), q.submit(batch(3, 'proj_c'))].map((p) => p.then(() => 'stored', (err: Error) => err.message));
+      release();
+      await first;
+      expect(await Promise.all(group)).toEqual([error.message, error.message]);
+      expect(calls, error.message).toEqual([['proj_a'], ['proj_b', 'proj_c']]);
+      expect([q.queuedLogs, q.queuedBytes]).toEqual([0, 0]);
+    }
+  });
+
   it('a commit takes at most maxBytesPerCommit of logs (a lone larger batch goes alone), and a small batch joins past a large one that does not fit', async () => {
     const g = gatedWriter();
     const q = new IngestQueue(g.writer, options({ maxBytesPerCommit: 1000 }));
