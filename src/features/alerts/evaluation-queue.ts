@@ -28,7 +28,6 @@ function rowBytes(rows: readonly LogRowStored[]): number {
  */
 export class EvaluationQueue {
   #pending = new Map<string, LogRowStored[]>();
-  #pendingBytes = new Map<string, number>();
   #backlog = 0;
   #backlogBytes = 0;
   /** Logs and bytes waiting (or being evaluated) per project. */
@@ -74,7 +73,6 @@ export class EvaluationQueue {
     if (pending && first) this.#pending.set(projectId, rows.concat(pending));
     else if (pending) for (const row of rows) pending.push(row);
     else this.#pending.set(projectId, rows.slice());
-    this.#pendingBytes.set(projectId, (this.#pendingBytes.get(projectId) ?? 0) + bytes);
     const held = this.#held.get(projectId);
     if (held) {
       held.logs += rows.length;
@@ -98,9 +96,7 @@ export class EvaluationQueue {
         if (wait > 0) await sleep(wait);
         last = performance.now();
         const work = this.#pending;
-        const workBytes = this.#pendingBytes;
         this.#pending = new Map();
-        this.#pendingBytes = new Map();
         try {
           const leftovers = await this.evaluate(work);
           // Each project's logs are evaluated oldest first: what a round left undecided comes first in the next.
@@ -109,7 +105,7 @@ export class EvaluationQueue {
           this.onError(err);
         } finally {
           for (const [projectId, list] of work) {
-            const bytes = workBytes.get(projectId) ?? 0;
+            const bytes = rowBytes(list);
             this.#backlog -= list.length;
             this.#backlogBytes -= bytes;
             const held = this.#held.get(projectId)!;
