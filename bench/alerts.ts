@@ -50,7 +50,7 @@ import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
-import { parseLevel } from '../src/features/logs/levels.js';
+import { levelIndex } from '../src/features/logs/levels.js';
 import { compileRe2 } from '../src/features/logs/pattern.js';
 import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query } from '../src/features/logs/query/index.js';
 import { generateLogs, LiveBody, toRawRow, type BenchLog } from './logs.js';
@@ -335,7 +335,7 @@ function logsFor(kind: RuleKind, count: number, seed: number, startMs: number, s
 function rulePredicate(c: Condition): Query {
   const query = c.query === undefined ? EVERY_LOG : parseQuery(c.query, '/condition/query');
   return withFilter(query, {
-    levels: [parseLevel(c.level)!],
+    levels: [levelIndex(c.level)!],
     ...(c.source === undefined ? {} : { source: c.source }),
     ...(c.pattern === undefined ? {} : { pattern: compileRe2(c.pattern) }),
   });
