@@ -232,6 +232,17 @@ describe('the ingest queue', () => {
     expect(a.inFlightBytes).toBe(0);
     a.admit('proj_c', 250).release();
   });
+
+  it('the queue admits a project\'s bodies up to maxInFlightBytesPerProject, or one commit\'s bytes when that is not given', () => {
+    for (const [o, perProject] of [[{ maxBytesPerCommit: 1000, maxInFlightBytesPerProject: 100 }, 100], [{ maxBytesPerCommit: 1000 }, 1000]] as const) {
+      const q = new IngestQueue(gatedWriter().writer, options(o));
+      const first = q.admit('proj_a', perProject - 10);
+      expect(() => q.admit('proj_a', 11)).toThrow(expect.objectContaining({ code: 'RATE_LIMITED' }));
+      q.admit('proj_a', 10).release();
+      first.release();
+      expect(q.inFlightBytes).toBe(0);
+    }
+  });
 });
 
 describe('the steps before the queue', () => {

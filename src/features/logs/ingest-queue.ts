@@ -21,6 +21,12 @@ export interface IngestQueueOptions {
   maxBytesPerCommit: number;
   /** The part of `maxQueuedLogs` and of `maxQueuedBytes` one project may hold; past it, that project gets 429. Default 1/4. */
   projectShare?: number;
+  /**
+   * Request body bytes one project may have in flight (admitted, not yet answered): past it, that
+   * project gets 429 before its body is read (see admit). Default: `maxBytesPerCommit`, one
+   * commit's worth. A bound of its own, not the commit size: changing one must not move the other.
+   */
+  maxInFlightBytesPerProject?: number;
   onCommit: (committed: Committed[]) => void;
   /** Told when a commit of several batches failed (they are then written one by one), and when onCommit throws. */
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -82,13 +88,13 @@ export class IngestQueue {
     const share = options.projectShare ?? 0.25;
     this.#shareLogs = Math.max(1, Math.floor(options.maxQueuedLogs * share));
     this.#shareBytes = Math.max(1, Math.floor(options.maxQueuedBytes * share));
-    this.#admission = new IngestAdmission({ perProjectBytes: options.maxBytesPerCommit, totalBytes: options.maxQueuedBytes });
+    this.#admission = new IngestAdmission({ perProjectBytes: options.maxInFlightBytesPerProject ?? options.maxBytesPerCommit, totalBytes: options.maxQueuedBytes });
   }
 
   /**
    * Claims room for a request body before it is read (see IngestAdmission): each project may have
-   * one commit's worth of body bytes (maxBytesPerCommit) in flight, all projects together the
-   * queue's bytes (maxQueuedBytes). Throws 429 or 503.
+   * maxInFlightBytesPerProject of body bytes in flight, all projects together the queue's bytes
+   * (maxQueuedBytes). Throws 429 or 503.
    */
   admit(projectId: string, bodyBytes: number): Admitted {
     return this.#admission.admit(projectId, bodyBytes);
