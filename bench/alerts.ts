@@ -26,7 +26,7 @@
  *    reads the rules' counters (alert_counts) straight from the database, compares them with the
  *    matches it works out itself for the batches acknowledged, and reports how much was counted
  *    when the load ended, how long the rest took, and the rate counting that catch-up. Its own
- *    count uses the server's predicate (parseQuery, withFilter and matchLogs of
+ *    count uses the server's predicate (parseQuery, withFilter and matchEach of
  *    src/features/logs/query), so it means what the server's does.
  *
  * `--rules query` writes the same kinds of rules in the query language instead (`condition.query`
@@ -52,7 +52,7 @@ import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import { levelIndex } from '../src/features/logs/levels.js';
 import { compileRe2 } from '../src/features/logs/pattern.js';
-import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query } from '../src/features/logs/query/index.js';
+import { EVERY_LOG, matchEach, parseQuery, withFilter, type Query } from '../src/features/logs/query/index.js';
 import { generateLogs, LiveBody, toRawRow, type BenchLog } from './logs.js';
 import { createDatabase, send, startServer, type BenchDatabase, type HttpResponse, type RunningServer, call } from './server.js';
 import { COMMON_USAGE, parseBenchArgs, optionsOrExit } from './options.js';
@@ -764,7 +764,7 @@ interface ThroughputResult {
 /**
  * The logs of bench:ingest, but stamped over the minute before now, so every rule's window holds
  * them; and for each batch, how many (log, rule) matches it holds for `specs`, decided by the
- * server's own predicate (rulePredicate, matchLogs) on the logs as the server stores them.
+ * server's own predicate (rulePredicate, matchEach) on the logs as the server stores them.
  */
 async function buildPool(specs: RuleSpec[], kind: RuleKind): Promise<{ bodies: LiveBody[]; matches: number[] }> {
   const count = POOL_BATCHES * BATCH_SIZE;
@@ -775,13 +775,14 @@ async function buildPool(specs: RuleSpec[], kind: RuleKind): Promise<{ bodies: L
   const matches: number[] = new Array<number>(bodies.length).fill(0);
   const rows = logs.map(toRawRow);
   const deadline = Date.now() + 600_000;
-  for (const { name, condition } of specs) {
-    const verdicts = await matchLogs(rulePredicate(condition), rows, 'bench-reference', deadline);
-    verdicts.forEach((verdict, i) => {
-      if (verdict === undefined) throw new Error(`the bench's own count could not decide a log for the rule "${name}"`);
+  const predicates = specs.map(({ condition }) => rulePredicate(condition));
+  const verdicts = await matchEach(rows, () => predicates, 'bench-reference', deadline);
+  verdicts.forEach((answers, i) => {
+    answers.forEach((verdict, k) => {
+      if (verdict === undefined) throw new Error(`the bench's own count could not decide a log for the rule "${specs[k]!.name}"`);
       if (verdict) matches[Math.floor(i / BATCH_SIZE)]!++;
     });
-  }
+  });
   return { bodies, matches };
 }
 
