@@ -115,12 +115,32 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     expect(indexed).toBeGreaterThan(runs * 0.5);
   }, 240_000);
 
-  it('after retention deleted logs under existing summaries, still the same pages', async () => {
-    // A retention run with a cutoff inside the logs' range: blocks keep summaries of deleted logs.
+  it('after logs were deleted under existing summaries, still the same pages', async () => {
+    // As retention's batches do, with a cutoff inside the logs' range: blocks keep summaries of deleted logs.
     await s.database.db.deleteFrom('logs').where('project_id', '=', projects[0]!.id).where('ts', '<', T0 + DAY).execute();
     const { runs } = await compare('after deletes', Math.ceil(RUNS / 2));
     expect(runs).toBeGreaterThan(RUNS * 0.3);
   }, 240_000);
+
+  it('a block holding a log past the item cap keeps no filter, and its logs are still found', async () => {
+    const project = await createProject(s, owner, 'item cap');
+    const t = T1 - DAY;
+    const words = Array.from({ length: 2_100 }, (_, i) => `w${i}`).join(' ');
+    const logs = Array.from({ length: BLOCK }, (_, i) => ({ timestamp: t + i, message: i === 3 ? words : `plain line ${i}`, ...(i === 9 ? { metadata: { reqId: 'capped-needle' } } : {}) }));
+    expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+    expect(await s.app.services.logs.buildIndex()).toBe(1);
+    const block = await s.database.db.selectFrom('log_blocks').select(['buckets', 'logs']).where('project_id', '=', project.id).executeTakeFirstOrThrow();
+    expect(Number(block.buckets)).toBe(0);
+    expect(Number(block.logs)).toBe(BLOCK);
+    s.app.services.logs.setSearchIndex('forced');
+    for (const [query, n] of [['@reqId:capped-needle', 1], ['w2099', 1], ['nowhere', 0]] as const) {
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t - 1}`, { token: owner.accessToken });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.length, query).toBe(n);
+      // Read, not ruled out: a block without a filter says "maybe" to every item.
+      expect(s.app.services.logs.lastIndexReport()!.blocksRead, query).toBe(1);
+    }
+  });
 
   it('a needle reads only the blocks that may hold it', async () => {
     const project = await createProject(s, owner, 'needle');
@@ -144,6 +164,41 @@ describeEngines('the skip index never changes an answer (differential)', (engine
       // The block holding it, and at most a false positive or two (16 bits per item).
       expect(report.blocksRead, query).toBeLessThanOrEqual(query.includes('absent') ? 2 : 3);
       expect(report.rowsRead, query).toBeLessThanOrEqual(3 * BLOCK);
+    }
+  });
+});
+
+describeEngines('the skip index under retention and project deletion', (engine) => {
+  it('retention forgets the summaries of blocks it emptied, keeps the others, and search still finds what is left; deleting the project forgets them all', async () => {
+    const s = await startServer(engine, { env: { INDEX_BLOCK_LOGS: String(BLOCK), INDEX_INTERVAL: '1h', RETENTION_DAYS_FREE: '2' } });
+    try {
+      const owner = await signup(s);
+      const project = await createProject(s, owner, 'retention');
+      const now = s.clock.now();
+      // Seqs 1..40 old (past retention), then 41..72 recent: blocks 1-16 and 17-32 old, 33-48 mixed, 49-64 recent.
+      const old = Array.from({ length: 40 }, (_, i) => ({ message: `old needle${i}`, timestamp: now - 3 * DAY + i }));
+      const recent = Array.from({ length: 32 }, (_, i) => ({ message: `recent item${i}`, timestamp: now - 3_600_000 + i }));
+      expect((await ingest(s, project.apiKey, old)).status).toBe(202);
+      expect((await ingest(s, project.apiKey, recent)).status).toBe(202);
+      expect(await s.app.services.logs.buildIndex()).toBe(4);
+      const blocks = async () =>
+        (await s.database.db.selectFrom('log_blocks').select('first_seq').where('project_id', '=', project.id).orderBy('first_seq').execute()).map((b) => Number(b.first_seq));
+      const blooms = async () => Number((await s.database.db.selectFrom('log_block_blooms').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', project.id).executeTakeFirstOrThrow()).n);
+      expect(await blocks()).toEqual([1, 17, 33, 49]);
+      expect(await s.app.services.logs.runRetention()).toBe(40);
+      expect(await blocks()).toEqual([33, 49]);
+      expect(await blooms()).toBe(2);
+      s.app.services.logs.setSearchIndex('forced');
+      for (const [word, want] of [['needle3', []], ['needle35', []], ['item5', ['recent item5']], ['item31', ['recent item31']]] as const) {
+        const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${word}&from=0`, { token: owner.accessToken });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.data.map((l: { message: string }) => l.message), word).toEqual(want);
+      }
+      expect((await s.request('DELETE', `/v1/projects/${project.id}`, { token: owner.accessToken })).status).toBe(204);
+      expect(await blocks()).toEqual([]);
+      expect(await blooms()).toBe(0);
+    } finally {
+      await s.close();
     }
   });
 });

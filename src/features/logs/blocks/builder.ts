@@ -40,17 +40,32 @@ export function createIndexBuilder(db: Db, options: { blockLogs: number; interva
     });
   }
 
+  /**
+   * Round robin: one block per project that is behind, then again, until nothing is due or the
+   * budget is spent; so a project with a long backlog (a bulk load) does not hold back the others,
+   * and one whose block fails to build is logged and passed over instead of stopping the rest.
+   */
   async function run(budgetMs: number): Promise<number> {
     const until = Date.now() + budgetMs;
     let built = 0;
-    for (const p of await projectsBehind(db, options.blockLogs, 100)) {
-      for (let first = p.next; first + options.blockLogs - 1 <= p.lastSeq; first += options.blockLogs) {
+    let due = await projectsBehind(db, options.blockLogs, 100);
+    while (due.length > 0) {
+      const next: typeof due = [];
+      for (const p of due) {
         if (stopped || Date.now() > until) return built;
-        if (!(await buildOne(p.id, first, first + options.blockLogs - 1))) return built; // another node is building
+        try {
+          if (!(await buildOne(p.id, p.next, p.next + options.blockLogs - 1))) return built; // another node is building
+        } catch (err) {
+          options.log.warn({ err, projectId: p.id, firstSeq: p.next }, 'the search index builder could not summarise a block; it retries later');
+          continue;
+        }
         built++;
+        p.next += options.blockLogs;
+        if (p.next + options.blockLogs - 1 <= p.lastSeq) next.push(p);
         // Let requests in between blocks.
         await new Promise((r) => setImmediate(r));
       }
+      due = next;
     }
     return built;
   }

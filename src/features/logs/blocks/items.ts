@@ -31,47 +31,44 @@ export interface IndexedLog {
  */
 export function addLogItems(log: IndexedLog, out: Set<string>): boolean {
   let count = 0;
-  const add = (item: string) => {
+  /** false once the log is past its item cap: the caller stops there. */
+  const add = (item: string): boolean => {
     out.add(item);
-    count++;
+    return ++count <= MAX_ITEMS_PER_LOG;
   };
-  for (const w of wordsOf(fold(log.message))) add('w:' + w);
+  for (const w of wordsOf(fold(log.message))) if (!add('w:' + w)) return false;
   if (log.source !== null) add('s:' + fold(log.source));
-  if (log.metadata !== null) {
-    let meta: unknown;
-    try {
-      meta = JSON.parse(log.metadata);
-    } catch {
-      return false;
+  if (log.metadata === null) return count <= MAX_ITEMS_PER_LOG;
+  let meta: unknown;
+  try {
+    meta = JSON.parse(log.metadata);
+  } catch {
+    return false;
+  }
+  const stack: [unknown, string, number][] = [[meta, '', 0]];
+  while (stack.length > 0) {
+    const [v, path, depth] = stack.pop()!;
+    if (v === undefined) continue;
+    if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
+    // null equals `@path:null` but does not exist for `@path:*`.
+    if (v === null) {
+      if (path !== '' && !add(`v:${path}=s:null`)) return false;
+      continue;
     }
-    const stack: [unknown, string, number][] = [[meta, '', 0]];
-    while (stack.length > 0) {
-      const [v, path, depth] = stack.pop()!;
-      if (v === undefined) continue;
-      // null equals `@path:null` but does not exist for `@path:*`.
-      if (v === null) {
-        if (path !== '') add(`v:${path}=s:null`);
-        continue;
-      }
-      if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
-      if (Array.isArray(v)) {
-        for (const el of v) stack.push([el, path, depth + 1]);
-        continue;
-      }
-      if (path !== '') add('p:' + path);
-      if (typeof v === 'object') {
-        for (const [k, child] of Object.entries(v)) stack.push([child, path === '' ? k : path + '.' + k, depth + 1]);
-        continue;
-      }
-      const text = scalarText(v);
-      if (text === undefined) continue;
-      const folded = fold(text);
-      for (const w of wordsOf(folded)) add('w:' + w);
-      if (path === '') continue;
-      if (typeof v === 'number') add(`v:${path}=#${String(v)}`);
-      else add(`v:${path}=s:${folded}`);
-      if (count > MAX_ITEMS_PER_LOG) return false;
+    if (Array.isArray(v)) {
+      for (const el of v) stack.push([el, path, depth + 1]);
+      continue;
     }
+    if (path !== '' && !add('p:' + path)) return false;
+    if (typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) stack.push([child, path === '' ? k : path + '.' + k, depth + 1]);
+      continue;
+    }
+    const text = scalarText(v);
+    if (text === undefined) continue;
+    const folded = fold(text);
+    for (const w of wordsOf(folded)) if (!add('w:' + w)) return false;
+    if (path !== '' && !add(typeof v === 'number' ? `v:${path}=#${String(v)}` : `v:${path}=s:${folded}`)) return false;
   }
   return count <= MAX_ITEMS_PER_LOG;
 }
@@ -230,31 +227,32 @@ export function capItems(need: Need, max: number): Need {
   return walk(need);
 }
 
-/** A block's summary as a need is decided against it. */
+/** What of a block's summary a need is decided against. */
 export interface BlockFacts {
   minTs: number;
   maxTs: number;
   levelMask: number;
-  /** Whether the block may hold the item; undefined when the block keeps no filter. */
-  mayHold: ((item: string) => boolean) | undefined;
 }
 
-/** false: no log of the block can match; true: some may. */
-export function blockMay(need: Need, b: BlockFacts): boolean {
+/**
+ * false: no log of the block can match; true: some may. `mayHold` answers for the block's filter,
+ * undefined when the block keeps none.
+ */
+export function blockMay(need: Need, b: BlockFacts, mayHold: ((item: string) => boolean) | undefined): boolean {
   switch (need.kind) {
     case 'maybe':
       return true;
     case 'none':
       return false;
     case 'item':
-      return b.mayHold === undefined || b.mayHold(need.item);
+      return mayHold === undefined || mayHold(need.item);
     case 'levels':
       return (need.mask & b.levelMask) !== 0;
     case 'time':
       return !((need.from !== undefined && b.maxTs < need.from) || (need.to !== undefined && b.minTs > need.to));
     case 'and':
-      return need.children.every((c) => blockMay(c, b));
+      return need.children.every((c) => blockMay(c, b, mayHold));
     case 'or':
-      return need.children.some((c) => blockMay(c, b));
+      return need.children.some((c) => blockMay(c, b, mayHold));
   }
 }

@@ -9,7 +9,7 @@ import { EVERY_LOG, withFilter } from '../query/index.js';
 import { matchAll, type LogFilter } from '../filter.js';
 import * as repo from '../repository.js';
 import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
-import { blocksInRange, nextUnindexedSeq } from './store.js';
+import { blocksInRange, indexState } from './store.js';
 
 /** Items probed per query at most; the rest count as "maybe". */
 const MAX_PROBES = 16;
@@ -39,11 +39,6 @@ function needOfFilter(filter: LogFilter): Need {
   return capItems(needOf(withFilter(filter.query ?? EVERY_LOG, filter).root), MAX_PROBES);
 }
 
-/** Whether the index can rule anything out for this filter (a word, a value, a source: an item). */
-export function indexHelps(filter: LogFilter): boolean {
-  return itemsOf(needOfFilter(filter)).size > 0;
-}
-
 /**
  * One page through the index, or undefined when the index would not help (nothing to probe, too
  * many blocks say "maybe", or too many logs are not summarised yet): the caller then scans.
@@ -53,7 +48,6 @@ export function indexHelps(filter: LogFilter): boolean {
 export async function searchIndexed(
   db: Executor,
   projectId: string,
-  lastSeq: number,
   filter: LogFilter,
   sqlFilter: LogFilter,
   before: repo.Position | undefined,
@@ -66,17 +60,15 @@ export async function searchIndexed(
   const need = needOfFilter(filter);
   const items = [...itemsOf(need)];
   if (items.length === 0 && !options.force) return undefined;
-  const next = await nextUnindexedSeq(db, projectId);
+  const state = await indexState(db, projectId);
+  if (!state) return undefined;
+  const { lastSeq, next } = state;
   // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
   if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
   const upper = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY);
   const blocks = await blocksInRange(db, projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
   const index = new Map(items.map((item, i) => [item, i]));
-  const candidates = blocks.filter(
-    (b) =>
-      options.allMaybe ||
-      blockMay(need, { minTs: b.minTs, maxTs: b.maxTs, levelMask: b.levelMask, mayHold: b.mayHold && ((item: string) => b.mayHold![index.get(item)!] !== false) }),
-  );
+  const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && ((item) => b.mayHold![index.get(item)!] !== false)));
   // When most blocks may match, the index saves little and the scan's early stop does better.
   if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
 

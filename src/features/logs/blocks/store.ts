@@ -12,71 +12,94 @@ import { addLogItems } from './items.js';
 /** Buckets per stored part of a filter (2 KiB). */
 export const PART_BUCKETS = 64;
 
-export interface BlockRow {
+/** What a summary says of its block apart from its filter. */
+export interface BlockSpan {
   firstSeq: number;
   lastSeq: number;
   minTs: number;
   maxTs: number;
   levelMask: number;
   logs: number;
+}
+
+/** A summary as a search reads it. */
+export interface BlockRow extends BlockSpan {
   /** Per probed item, in the order given: whether the block may hold it; undefined without a filter. */
   mayHold: boolean[] | undefined;
 }
 
-/** The first seq of the project not yet in a summary (summaries are built in seq order). */
-export async function nextUnindexedSeq(db: Executor, projectId: string): Promise<number> {
-  const row = await db.selectFrom('log_blocks').select((eb) => eb.fn.max('last_seq').as('last')).where('project_id', '=', projectId).executeTakeFirst();
-  return Number(row?.last ?? 0) + 1;
+/** A block's summary, computed from its logs. */
+export interface Summary extends BlockSpan {
+  /** Undefined: the block keeps no filter. */
+  bloom: { buckets: number; bytes: Buffer } | undefined;
+}
+
+/**
+ * Where the project's index stands, in one read: its newest log's seq, and the first seq not yet in
+ * a summary (summaries are built in seq order). Undefined when the project is gone.
+ */
+export async function indexState(db: Executor, projectId: string): Promise<{ lastSeq: number; next: number } | undefined> {
+  const row = await db
+    .selectFrom('projects')
+    .select((eb) => ['last_seq', eb.selectFrom('log_blocks').select((b) => b.fn.max('last_seq').as('m')).where('log_blocks.project_id', '=', projectId).as('indexed')])
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  return row && { lastSeq: Number(row.last_seq), next: Number(row.indexed ?? 0) + 1 };
 }
 
 /** Projects holding at least `blockLogs` committed logs past their last summary, with where that is. */
 export async function projectsBehind(db: Executor, blockLogs: number, limit: number): Promise<{ id: string; next: number; lastSeq: number }[]> {
   const { rows } = await sql<{ id: string; indexed: number | string; last_seq: number | string }>`
-    select p.id, coalesce((select max(b.last_seq) from log_blocks b where b.project_id = p.id), 0) as indexed, p.last_seq
-    from projects p
-    where p.last_seq >= coalesce((select max(b.last_seq) from log_blocks b where b.project_id = p.id), 0) + ${blockLogs}
+    select p.id, coalesce(b.indexed, 0) as indexed, p.last_seq
+    from projects p left join (select project_id, max(last_seq) as indexed from log_blocks group by project_id) b on b.project_id = p.id
+    where p.last_seq >= coalesce(b.indexed, 0) + ${blockLogs}
     order by p.id
     limit ${limit}`.execute(db);
   return rows.map((r) => ({ id: r.id, next: Number(r.indexed) + 1, lastSeq: Number(r.last_seq) }));
 }
 
-/** A block's summary, computed from its logs. */
-export interface Summary {
-  firstSeq: number;
-  lastSeq: number;
-  minTs: number;
-  maxTs: number;
-  levelMask: number;
-  logs: number;
-  /** Undefined: the block keeps no filter. */
-  bloom: { buckets: number; bytes: Buffer } | undefined;
-}
+/** Logs read per round while summarising (at most 128 KiB each: 32 MiB a round). */
+const SUMMARY_READ = 256;
+/** Distinct items one block's filter may hold; past it the block keeps no filter (16 bits each: 512 KiB). */
+const MAX_ITEMS_PER_BLOCK = 262_144;
+/** Summarising is CPU work on the event loop: it yields at least this often. */
+const SLICE_MS = 8;
 
-/** Reads the logs of seqs [first, last] and summarises them. */
+/**
+ * Reads the logs of seqs [first, last] and summarises them, a round of logs at a time, yielding to
+ * other work every few milliseconds: no tenant's logs (each up to 128 KiB) can hold the event loop
+ * or make the builder hold more than a round of them and one block's items.
+ */
 export async function summarise(db: Executor, projectId: string, first: number, last: number): Promise<Summary> {
-  const rows = await db
-    .selectFrom('logs')
-    .select(['ts', 'level', 'source', 'message', 'metadata'])
-    .where('project_id', '=', projectId)
-    .where('seq', '>=', first)
-    .where('seq', '<=', last)
-    .execute();
   let minTs = Number.MAX_SAFE_INTEGER;
   let maxTs = -1;
   let levelMask = 0;
-  const items = new Set<string>();
-  let indexable = true;
-  for (let i = 0; i < rows.length; i++) {
-    // Summarising is CPU work on the event loop: let requests in every 512 logs.
-    if (i > 0 && i % 512 === 0) await new Promise((resolve) => setImmediate(resolve));
-    const r = rows[i]!;
-    const ts = Number(r.ts);
-    if (ts < minTs) minTs = ts;
-    if (ts > maxTs) maxTs = ts;
-    levelMask |= 1 << Number(r.level);
-    if (indexable && !addLogItems(r, items)) indexable = false;
+  let logs = 0;
+  let items: Set<string> | undefined = new Set<string>();
+  let slice = Date.now();
+  for (let from = first; from <= last; from += SUMMARY_READ) {
+    const rows = await db
+      .selectFrom('logs')
+      .select(['ts', 'level', 'source', 'message', 'metadata'])
+      .where('project_id', '=', projectId)
+      .where('seq', '>=', from)
+      .where('seq', '<=', Math.min(last, from + SUMMARY_READ - 1))
+      .execute();
+    for (const r of rows) {
+      const ts = Number(r.ts);
+      if (ts < minTs) minTs = ts;
+      if (ts > maxTs) maxTs = ts;
+      levelMask |= 1 << Number(r.level);
+      logs++;
+      // A log past the limits, or a block past its item cap, leaves the block without a filter.
+      if (items && (!addLogItems(r, items) || items.size > MAX_ITEMS_PER_BLOCK)) items = undefined;
+      if (Date.now() - slice >= SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = Date.now();
+      }
+    }
   }
-  return { firstSeq: first, lastSeq: last, minTs, maxTs, levelMask, logs: rows.length, bloom: indexable ? buildBloom(items, items.size) : undefined };
+  return { firstSeq: first, lastSeq: last, minTs, maxTs, levelMask, logs, bloom: items ? buildBloom(items, items.size) : undefined };
 }
 
 /** Stores a summary (another node's copy of the same block wins: the first one stays). */
@@ -103,7 +126,7 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
   const hashes: ItemHash[] = items.map(hashItem);
   const pg = isPostgres(db);
   const probes = hashes.map((h, i) => {
-    const bucket = sql`(cast(${h.bucket} as bigint) % b.buckets)`;
+    const bucket = sql`(cast(${h.bucket} as bigint) % nullif(b.buckets, 0))`;
     const slice = pg
       ? sql`substring(p.bits from cast((${bucket} % ${PART_BUCKETS}) * ${BUCKET_BYTES} + 1 as integer) for ${BUCKET_BYTES})`
       : sql`substr(p.bits, (${bucket} % ${PART_BUCKETS}) * ${BUCKET_BYTES} + 1, ${BUCKET_BYTES})`;
@@ -136,10 +159,14 @@ function asBytes(v: unknown): Uint8Array {
   return v instanceof Uint8Array ? v : new Uint8Array(0);
 }
 
-/** Forgets the summaries of blocks whose every log is older than `cutoff` (retention took them all). */
-export async function deleteBlocksBefore(db: Executor, projectId: string, cutoff: number): Promise<number> {
-  const old = db.selectFrom('log_blocks').select('first_seq').where('project_id', '=', projectId).where('max_ts', '<', cutoff);
-  await db.deleteFrom('log_block_blooms').where('project_id', '=', projectId).where('first_seq', 'in', old).execute();
-  const res = await db.deleteFrom('log_blocks').where('project_id', '=', projectId).where('max_ts', '<', cutoff).executeTakeFirst();
-  return Number(res.numDeletedRows);
+/**
+ * Forgets the summaries of blocks whose every log is older than `cutoff`, in the projects of
+ * accounts on `plan`: retention (batches or whole partitions) took all their logs.
+ */
+export async function deleteBlocksBefore(db: Executor, plan: string, cutoff: number): Promise<number> {
+  const projects = sql`select p.id from projects p join users u on u.id = p.user_id where u.plan = ${plan}`;
+  await sql`delete from log_block_blooms where project_id in (${projects}) and exists (
+    select 1 from log_blocks b where b.project_id = log_block_blooms.project_id and b.first_seq = log_block_blooms.first_seq and b.max_ts < ${cutoff})`.execute(db);
+  const res = await sql`delete from log_blocks where project_id in (${projects}) and max_ts < ${cutoff}`.execute(db);
+  return Number(res.numAffectedRows ?? 0n);
 }
