@@ -39,6 +39,8 @@ export interface Config {
   readonly indexBlockLogs: number;
   /** How often the index builder looks for logs to summarise. */
   readonly indexIntervalMs: number;
+  /** groupBy: distinct values one stats request counts by name (further ones count under "(other)"). */
+  readonly groupByMaxValues: number;
   readonly maxTailsPerUser: number;
   /** Live tails open at once on this node, all users together. */
   readonly maxTails: number;
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchIndex: boolean('SEARCH_INDEX', true),
     indexBlockLogs: integer('INDEX_BLOCK_LOGS', 4096, 16, 1_000_000),
     indexIntervalMs: duration('INDEX_INTERVAL', '1s', 10, 3_600_000),
+    groupByMaxValues: integer('GROUP_BY_MAX_VALUES', 10_000, 10, 1_000_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
     maxTails: integer('MAX_TAILS', 1_000, 1, 1_000_000),
     tailHeartbeatMs: duration('TAIL_HEARTBEAT', '15s', 1_000, 3_600_000),

@@ -99,6 +99,31 @@ describeEngines('stats by source from the per-minute rollup', (engine) => {
     expect(rollup).toEqual(truth);
   });
 
+  it('a tenant with any number of values holds bounded memory: past GROUP_BY_MAX_VALUES values count under "(other)", and too many sources are a 400', async () => {
+    s = await startServer(engine, { env: { GROUP_BY_MAX_VALUES: '10' } });
+    const owner = await signup(s);
+    await setPlan(s, owner.id, 'enterprise');
+    const project = await createProject(s, owner, 'many values');
+    const t = s.clock.now() - 3_600_000;
+    // 150 sources and 150 users, each in one log; user u0 in 20 logs more, so it is the top value.
+    const logs = Array.from({ length: 150 }, (_, i) => ({ message: `m ${i}`, timestamp: t + i, source: `src-${i}`, metadata: { user: `u${i}` } }));
+    for (let i = 0; i < 20; i++) logs.push({ message: 'again', timestamp: t + 200 + i, source: 'src-0', metadata: { user: 'u0' } });
+    expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+    const range = `from=${t - 1}&to=${t + 1000}&interval=1d`;
+    const byUser = await statsBody(s, owner, project.id, `${range}&groupBy=${encodeURIComponent('@user')}`);
+    const groups = byUser.buckets.find((b) => b.total > 0)!.groups!;
+    // Every log is still counted; u0 keeps its name, and no more than the cap of names is kept.
+    expect(Object.values(groups).reduce((x, y) => x + y, 0)).toBe(170);
+    expect(groups.u0).toBe(21);
+    expect(groups['(other)']).toBeGreaterThanOrEqual(150 - 10);
+    // By source, SQL would hand back 150 rows past the cap of 10 × 10: refused, with the parameter.
+    const res = await s.request('GET', `/v1/projects/${project.id}/logs/stats?${range}&groupBy=source`, { token: owner.accessToken });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.details[0].path).toBe('querystring:/groupBy');
+    // A narrower range holds fewer: answered.
+    expect((await statsBody(s, owner, project.id, `from=${t - 1}&to=${t + 50}&interval=1d&groupBy=source`)).buckets.some((b) => b.total === 51)).toBe(true);
+  });
+
   it('migration 0011 fills the rollup from the logs already stored', async () => {
     s = await startServer(engine);
     const owner = await signup(s);
@@ -115,9 +140,9 @@ describeEngines('stats by source from the per-minute rollup', (engine) => {
   });
 });
 
-it('minute windows of the source rollup: a log without a source counts under the empty name', async () => {
+it('one pass counts both rollups: per minute and level, and per minute, level and source (none under the empty name)', async () => {
   const { minuteCounts } = await import('../src/features/logs/writer.js');
-  const m = minuteCounts([0, 1, MINUTE, MINUTE + 5, 59_999], [2, 2, 2, 4, 2], ['a', null, 'a', 'a', 'a']);
-  const lines = m.n.map((n, i) => `${m.minute[i]} ${m.level[i]} ${m.source[i]} ${n}`).sort();
-  expect(lines).toEqual([`0 2  1`, `0 2 a 2`, `${MINUTE} 2 a 1`, `${MINUTE} 4 a 1`]);
+  const { levels, sources } = minuteCounts([0, 1, MINUTE, MINUTE + 5, 59_999], [2, 2, 2, 4, 2], ['a', null, 'a', 'a', 'a']);
+  expect(sources.n.map((n, i) => `${sources.minute[i]} ${sources.level[i]} ${sources.source[i]} ${n}`).sort()).toEqual([`0 2  1`, `0 2 a 2`, `${MINUTE} 2 a 1`, `${MINUTE} 4 a 1`]);
+  expect(levels.n.map((n, i) => `${levels.minute[i]} ${levels.level[i]} ${n}`).sort()).toEqual([`0 2 3`, `${MINUTE} 2 1`, `${MINUTE} 4 1`]);
 });

@@ -120,17 +120,37 @@ export interface BucketCount {
  * the range are read from the log_counts rollup and only the partial minutes at its ends from the
  * logs themselves; the answer is the same as counting every log.
  */
-export async function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
+export function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
+  return rollupAndEdges(
+    filter,
+    intervalMs,
+    (first, end) => countRollupByBucket(db, projectId, filter.levels, first, end, intervalMs),
+    (f) => countLogsByBucket(db, projectId, f, intervalMs),
+    (r) => `${r.bucket}:${r.level}`,
+  );
+}
+
+/**
+ * Counts from a rollup when the filter allows it: its whole minutes from the rollup, the partial
+ * minutes at the range's ends from the logs, summed by `keyOf`; otherwise every log is counted.
+ */
+async function rollupAndEdges<R extends { n: number }>(
+  filter: LogFilter,
+  intervalMs: number,
+  fromRollup: (first: number, end: number) => Promise<R[]>,
+  fromLogs: (filter: LogFilter) => Promise<R[]>,
+  keyOf: (r: R) => string,
+): Promise<R[]> {
   const span = wholeMinutes(filter, intervalMs);
-  if (!span) return countLogsByBucket(db, projectId, filter, intervalMs);
+  if (!span) return fromLogs(filter);
   const { from, to } = filter as { from: number; to: number };
-  const parts = [countRollupByBucket(db, projectId, filter.levels, span.first, span.end, intervalMs)];
-  if (from < span.first) parts.push(countLogsByBucket(db, projectId, { ...filter, from, to: span.first - 1 }, intervalMs));
-  if (span.end <= to) parts.push(countLogsByBucket(db, projectId, { ...filter, from: span.end, to }, intervalMs));
-  const sums = new Map<string, BucketCount>();
+  const parts = [fromRollup(span.first, span.end)];
+  if (from < span.first) parts.push(fromLogs({ ...filter, from, to: span.first - 1 }));
+  if (span.end <= to) parts.push(fromLogs({ ...filter, from: span.end, to }));
+  const sums = new Map<string, R>();
   for (const rows of await Promise.all(parts)) {
     for (const r of rows) {
-      const key = `${r.bucket}:${r.level}`;
+      const key = keyOf(r);
       const sum = sums.get(key);
       if (sum) sum.n += r.n;
       else sums.set(key, { ...r });
@@ -200,10 +220,11 @@ export async function deleteOlderThan(db: Executor, projectId: string, cutoff: n
 
 /** Takes deleted logs out of the log_counts and log_source_counts rollups (rows that reach zero go). */
 async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number; source: string | null }[]): Promise<void> {
-  const ts = logs.map((l) => Number(l.ts));
-  const levels = logs.map((l) => Number(l.level));
-  const counts = minuteCounts(ts, levels);
-  const bySource = minuteCounts(ts, levels, logs.map((l) => l.source));
+  const { levels: counts, sources: bySource } = minuteCounts(
+    logs.map((l) => Number(l.ts)),
+    logs.map((l) => Number(l.level)),
+    logs.map((l) => l.source),
+  );
   if (isPostgres(db)) {
     await sql`update log_counts as c set n = c.n - t.n
       from unnest(${counts.minute}::bigint[], ${counts.level}::smallint[], ${counts.n}::bigint[]) as t(minute, level, n)
@@ -243,27 +264,18 @@ export async function projectsWithLogsBefore(db: Executor, plan: string, cutoff:
 }
 
 /**
- * Counts per time bucket and source (null for logs without one), for stats grouped by source. As
- * countByBucket: the whole minutes of the range come from the log_source_counts rollup when only
- * the time range and levels filter, the partial minutes at its ends from the logs.
+ * Counts per time bucket and source (null for logs without one), for stats grouped by source: from
+ * the log_source_counts rollup where the filter allows (see rollupAndEdges). Each read returns at
+ * most `maxRows` rows (a tenant may use any number of sources): the caller refuses past that.
  */
-export async function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<SourceBucketCount[]> {
-  const span = wholeMinutes(filter, intervalMs);
-  if (!span) return countLogsBySourceBucket(db, projectId, filter, intervalMs);
-  const { from, to } = filter as { from: number; to: number };
-  const parts = [countSourceRollup(db, projectId, filter.levels, span.first, span.end, intervalMs)];
-  if (from < span.first) parts.push(countLogsBySourceBucket(db, projectId, { ...filter, from, to: span.first - 1 }, intervalMs));
-  if (span.end <= to) parts.push(countLogsBySourceBucket(db, projectId, { ...filter, from: span.end, to }, intervalMs));
-  const sums = new Map<string, SourceBucketCount>();
-  for (const rows of await Promise.all(parts)) {
-    for (const r of rows) {
-      const key = `${r.bucket}:${r.source ?? ''}`;
-      const sum = sums.get(key);
-      if (sum) sum.n += r.n;
-      else sums.set(key, { ...r });
-    }
-  }
-  return [...sums.values()];
+export function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number): Promise<SourceBucketCount[]> {
+  return rollupAndEdges(
+    filter,
+    intervalMs,
+    (first, end) => countSourceRollup(db, projectId, filter.levels, first, end, intervalMs, maxRows),
+    (f) => countLogsBySourceBucket(db, projectId, f, intervalMs, maxRows),
+    (r) => `${r.bucket}:${r.source ?? ''}`,
+  );
 }
 
 export interface SourceBucketCount {
@@ -272,7 +284,7 @@ export interface SourceBucketCount {
   n: number;
 }
 
-async function countSourceRollup(db: Executor, projectId: string, levels: number[] | undefined, fromMinute: number, toMinute: number, intervalMs: number): Promise<SourceBucketCount[]> {
+async function countSourceRollup(db: Executor, projectId: string, levels: number[] | undefined, fromMinute: number, toMinute: number, intervalMs: number, maxRows: number): Promise<SourceBucketCount[]> {
   const bucket = sql<number>`(minute - (minute % ${intervalMs}))`;
   let q = db
     .selectFrom('log_source_counts')
@@ -281,14 +293,15 @@ async function countSourceRollup(db: Executor, projectId: string, levels: number
     .where('minute', '>=', fromMinute)
     .where('minute', '<', toMinute);
   if (levels) q = levels.length === 1 ? q.where('level', '=', levels[0]!) : q.where('level', 'in', levels);
-  const rows = await q.groupBy([sql`1`, sql`2`]).execute();
+  const rows = await q.groupBy([sql`1`, sql`2`]).limit(maxRows + 1).execute();
   return rows.map((r) => ({ bucket: Number(r.bucket), source: r.source === '' ? null : r.source, n: Number(r.n) }));
 }
 
-async function countLogsBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<SourceBucketCount[]> {
+async function countLogsBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number): Promise<SourceBucketCount[]> {
   const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
   const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'source', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
     .groupBy([sql`1`, sql`2`])
+    .limit(maxRows + 1)
     .execute();
   return rows.map((r) => ({ bucket: Number(r.bucket), source: r.source, n: Number(r.n) }));
 }

@@ -37,6 +37,13 @@ export interface StatsResult {
 const TOP_GROUPS = 10;
 const OTHER_GROUP = '(other)';
 const NO_GROUP = '(none)';
+/**
+ * groupBy: a tenant's logs may hold any number of values, and what a request holds in memory must
+ * not grow with them. config.groupByMaxValues distinct values are counted by name (further ones
+ * count under "(other)"); SQL may hand back this many times as many (bucket, source) rows (past
+ * that, a 400).
+ */
+const GROUP_ROWS_PER_VALUE = 10;
 
 export type LogsService = ReturnType<typeof createLogsService>;
 
@@ -190,23 +197,25 @@ export function createLogsService(deps: {
     /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
     async search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null }> {
       let position = cursor ? decodeCursor(cursor) : undefined;
-      if (!decidedInApp(filter) && filter.q !== undefined) {
-        // A legacy substring: the words wholly inside it can still rule blocks out.
-        await projects.assertOwned(userId, projectId);
-        const indexed = await searchThroughIndex(projectId, filter, position, limit, Date.now() + config.queryBudgetMs, true);
-        if (indexed) return indexed;
-      }
-      if (!decidedInApp(filter)) {
-        // The ownership check and the page are read together; a stranger's page is never answered.
-        const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1))]);
+      const sqlOnly = !decidedInApp(filter);
+      /** A page SQL decides alone: one more row than the page says whether a cursor is due. */
+      const sqlPage = (rows: repo.LogRowStored[]) => {
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
         return { data: page, nextCursor: rows.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
+      };
+      if (sqlOnly && filter.q === undefined) {
+        // Nothing for the index to probe. The ownership check and the page are read together; a
+        // stranger's page is never answered.
+        const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1))]);
+        return sqlPage(rows);
       }
       await projects.assertOwned(userId, projectId);
       const deadline = Date.now() + config.queryBudgetMs;
-      const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline, false);
+      // A query, a pattern, or a legacy substring (the words wholly inside it) may rule blocks out.
+      const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline, sqlOnly);
       if (indexed) return indexed;
+      if (sqlOnly) return sqlPage(await withBudget((ex) => repo.findPage(ex, projectId, filter, position, limit + 1)));
       const found: repo.LogRowStored[] = [];
       let decided = 0;
       for (;;) {
@@ -329,10 +338,11 @@ export function createLogsService(deps: {
             if (n < batch) break;
             await new Promise((r) => setImmediate(r));
           }
-          // Summaries of blocks whose every log is gone (the others only say "maybe" more often).
-          await deleteBlocksBefore(db, projectId, cutoff);
         }
       }
+      // Summaries of blocks whose every log is gone, by batches or with a partition (the others
+      // only say "maybe" more often).
+      for (const plan of PLAN_NAMES) await deleteBlocksBefore(db, plan, now() - config.retentionDays[plan] * 86_400_000);
       await partitions?.ensure();
       if (total > 0) log.info({ deleted: total }, 'retention deleted expired logs');
       return total;
@@ -415,6 +425,7 @@ export function createLogsService(deps: {
     const deadline = Date.now() + config.queryBudgetMs;
     const tally = new Map<string, repo.BucketCount>();
     const groups = group ? new Map<number, Map<string, number>>() : undefined;
+    const named = new Set<string>();
     let position: { ts: number; seq: number } | undefined;
     const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
     for (;;) {
@@ -436,7 +447,13 @@ export function createLogsService(deps: {
         if (groups) {
           let byName = groups.get(bucket);
           if (!byName) groups.set(bucket, (byName = new Map()));
-          for (const name of groupNames(group!, row)) byName.set(name, (byName.get(name) ?? 0) + 1);
+          for (let name of groupNames(group!, row)) {
+            if (!named.has(name)) {
+              if (named.size >= config.groupByMaxValues) name = OTHER_GROUP;
+              else named.add(name);
+            }
+            byName.set(name, (byName.get(name) ?? 0) + 1);
+          }
         }
       }
       if (rows.length < PATTERN_CHUNK) return { counts: [...tally.values()], groups };
@@ -461,16 +478,21 @@ export function createLogsService(deps: {
       byName.set(name, (byName.get(name) ?? 0) + n);
     };
     if (group.field.kind === 'level') for (const c of counts) add(c.bucket, LEVELS[c.level]!, c.n);
-    else for (const c of await withBudget((ex) => repo.countBySourceBucket(ex, projectId, filter, ms))) add(c.bucket, c.source ?? NO_GROUP, c.n);
+    else {
+      const maxRows = config.groupByMaxValues * GROUP_ROWS_PER_VALUE;
+      const rows = await withBudget((ex) => repo.countBySourceBucket(ex, projectId, filter, ms, maxRows));
+      if (rows.length > maxRows) {
+        throw validationError('querystring:/groupBy', `these logs hold too many sources to group (over ${maxRows.toLocaleString('en')} source and bucket pairs); narrow the time range or choose a larger interval`);
+      }
+      for (const c of rows) add(c.bucket, c.source ?? NO_GROUP, c.n);
+    }
     return { counts, groups };
   }
 
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
   async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number, sqlOnly: boolean): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null } | undefined> {
     if (!indexOptions.enabled) return undefined;
-    const lastSeq = await withBudget((ex) => repo.lastSeq(ex, projectId));
-    if (lastSeq === undefined) return undefined;
-    const page = await withBudget((ex) => searchIndexed(ex, projectId, lastSeq, filter, sqlOnly ? filter : narrowed(filter), position, limit, deadline, sqlOnly, indexOptions));
+    const page = await withBudget((ex) => searchIndexed(ex, projectId, filter, sqlOnly ? filter : narrowed(filter), position, limit, deadline, sqlOnly, indexOptions));
     if (!page) return undefined;
     if ('outOfBudget' in page) throw patternOutOfBudget();
     lastIndexReport = page.report;

@@ -64,26 +64,37 @@ interface Columns {
   metadata: (string | null)[];
 }
 
-/**
- * A batch's logs per (minute, level) for the log_counts rollup, or per (minute, level, source) for
- * log_source_counts when sources are given ('' for none): parallel arrays.
- */
-export function minuteCounts(ts: number[], level: number[], source?: (string | null)[]): { minute: number[]; level: number[]; source: string[]; n: number[] } {
-  const counts = new Map<number | string, number>();
+/** Parallel arrays of rollup rows. */
+export interface RollupCounts {
+  /** Per (minute, level): the log_counts rows. */
+  levels: { minute: number[]; level: number[]; n: number[] };
+  /** Per (minute, level, source), '' for none: the log_source_counts rows. */
+  sources: { minute: number[]; level: number[]; source: string[]; n: number[] };
+}
+
+/** A batch's logs counted for both per-minute rollups, in one pass over the logs. */
+export function minuteCounts(ts: number[], level: number[], source: (string | null)[]): RollupCounts {
+  const bySource = new Map<string, number>();
   for (let i = 0; i < ts.length; i++) {
     // Timestamps are never negative, so ts - ts % 60000 is the minute's first ms (as in SQL).
-    const cell = (ts[i]! - (ts[i]! % 60_000)) * 8 + level[i]!;
-    const key = source ? `${cell}:${source[i] ?? ''}` : cell;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
+    const key = `${(ts[i]! - (ts[i]! % 60_000)) * 8 + level[i]!}:${source[i] ?? ''}`;
+    bySource.set(key, (bySource.get(key) ?? 0) + 1);
   }
-  const out = { minute: [] as number[], level: [] as number[], source: [] as string[], n: [] as number[] };
-  for (const [key, n] of counts) {
-    const colon = typeof key === 'string' ? key.indexOf(':') : -1;
-    const cell = colon < 0 ? (key as number) : Number((key as string).slice(0, colon));
-    out.minute.push(Math.floor(cell / 8));
-    out.level.push(cell % 8);
-    if (colon >= 0) out.source.push((key as string).slice(colon + 1));
-    out.n.push(n);
+  const out: RollupCounts = { levels: { minute: [], level: [], n: [] }, sources: { minute: [], level: [], source: [], n: [] } };
+  const byLevel = new Map<number, number>();
+  for (const [key, n] of bySource) {
+    const colon = key.indexOf(':');
+    const cell = Number(key.slice(0, colon));
+    out.sources.minute.push(Math.floor(cell / 8));
+    out.sources.level.push(cell % 8);
+    out.sources.source.push(key.slice(colon + 1));
+    out.sources.n.push(n);
+    byLevel.set(cell, (byLevel.get(cell) ?? 0) + n);
+  }
+  for (const [cell, n] of byLevel) {
+    out.levels.minute.push(Math.floor(cell / 8));
+    out.levels.level.push(cell % 8);
+    out.levels.n.push(n);
   }
   return out;
 }
@@ -155,10 +166,9 @@ function sqliteWriterThread(require: NodeRequire) {
         insertFor(end - start).run(params);
       }
       bump.run(n, first + n - 1, b.projectId);
-      const counts = minuteCounts(b.ts, b.level);
-      for (let i = 0; i < counts.n.length; i++) addMinute.run(b.projectId, counts.minute[i], counts.level[i], counts.n[i]);
-      const bySource = minuteCounts(b.ts, b.level, b.source);
-      for (let i = 0; i < bySource.n.length; i++) addSourceMinute.run(b.projectId, bySource.minute[i], bySource.level[i], bySource.source[i], bySource.n[i]);
+      const { levels, sources } = minuteCounts(b.ts, b.level, b.source);
+      for (let i = 0; i < levels.n.length; i++) addMinute.run(b.projectId, levels.minute[i], levels.level[i], levels.n[i]);
+      for (let i = 0; i < sources.n.length; i++) addSourceMinute.run(b.projectId, sources.minute[i], sources.level[i], sources.source[i], sources.n[i]);
       if (b.idempotency) idempotent.run(b.idempotency.response, b.projectId, b.idempotency.key);
       return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
     }),
