@@ -1,5 +1,6 @@
 import { AppError } from '../../errors.js';
 import { IngestAdmission, type Admitted } from './admission.js';
+import type { LogRow } from './normalise.js';
 import type { Batch, CommitResult, LogWriter } from './writer.js';
 
 export interface Committed extends CommitResult {
@@ -32,8 +33,11 @@ export interface IngestQueueOptions {
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-/** A batch's size as the queue counts it: the characters of its messages, sources and metadata. */
-export function batchBytes(rows: Batch['rows']): number {
+/**
+ * Logs' size as the queue counts it: the characters of their messages, sources and metadata. For
+ * stored rows too, so work that follows the commit (alert evaluation) counts what ingest counted.
+ */
+export function batchBytes(rows: readonly Pick<LogRow, 'message' | 'source' | 'metadata'>[]): number {
   let bytes = 0;
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
