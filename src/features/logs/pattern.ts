@@ -254,7 +254,10 @@ const compiled = lruCache<string, Pattern | PatternTooCostly>(256);
  */
 export const DFA_MAX_BYTES = 512 * 1024;
 
-/** Caps a compiled pattern's DFA memory (see DFA_MAX_BYTES); the DFA is created here, once. */
+/**
+ * Caps a compiled pattern's DFA memory (see DFA_MAX_BYTES); the DFA is created here, once.
+ * Self-contained, as lruCache: the regex worker takes it as source (and always gives `maxBytes`).
+ */
 export function limitDfa(re: RE2JS, maxBytes = DFA_MAX_BYTES): RE2JS {
   const dfa = (re.re2Input as unknown as { dfa: { maxMem: number; stateBudget: number; memBudget: number } }).dfa;
   dfa.maxMem = dfa.stateBudget = dfa.memBudget = maxBytes;

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { DFA_MAX_BYTES, lruCache, type Pattern } from './pattern.js';
+import { DFA_MAX_BYTES, limitDfa, lruCache, type Pattern } from './pattern.js';
 
 /** One regular-expression test to run: does `pattern` match `text`? */
 export interface RegexTest {
@@ -31,9 +31,10 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /**
  * The regex worker's thread: compiles patterns (cached by source) and answers one test per
  * message. Compiled with the rest of the code and sent as source (see writer.ts for why): it may
- * use only its arguments, `require` and pattern.ts's lruCache (self-contained, sent as source too).
+ * use only its arguments, `require` and pattern.ts's lruCache and limitDfa (self-contained, sent as
+ * source too).
  */
-function regexThread(require: NodeRequire, lru: typeof lruCache) {
+function regexThread(require: NodeRequire, lru: typeof lruCache, limit: typeof limitDfa) {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
   const { RE2JS } = require(workerData.re2jsPath) as typeof import('re2js');
   const cache = lru<string, InstanceType<typeof RE2JS>>(workerData.cacheSize as number);
@@ -42,10 +43,8 @@ function regexThread(require: NodeRequire, lru: typeof lruCache) {
     try {
       let re = cache.get(msg.source);
       if (!re) {
-        re = RE2JS.compile(msg.source);
-        // As pattern.ts's limitDfa (this thread cannot import it): a small DFA per cached pattern.
-        const dfa = (re.re2Input as unknown as { dfa: { maxMem: number; stateBudget: number; memBudget: number } }).dfa;
-        dfa.maxMem = dfa.stateBudget = dfa.memBudget = workerData.dfaMaxBytes as number;
+        // A small DFA per cached pattern, as in the app (the size given: limitDfa's default is not here).
+        re = limit(RE2JS.compile(msg.source), workerData.dfaMaxBytes as number);
         cache.set(msg.source, re);
       }
       result = re.test(msg.text);
@@ -93,7 +92,7 @@ export class RegexWorker {
 
   #start(): Worker {
     const re2jsPath = createRequire(import.meta.url).resolve('re2js');
-    const w = new Worker(`(${regexThread.toString()})(require, ${lruCache.toString()})`, { eval: true, workerData: { re2jsPath, dfaMaxBytes: DFA_MAX_BYTES, cacheSize: WORKER_CACHE }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const w = new Worker(`(${regexThread.toString()})(require, ${lruCache.toString()}, ${limitDfa.toString()})`, { eval: true, workerData: { re2jsPath, dfaMaxBytes: DFA_MAX_BYTES, cacheSize: WORKER_CACHE }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
     w.unref();
     w.on('message', (msg: { id: number; result: boolean | null }) => {
       const running = this.#running;
