@@ -186,6 +186,11 @@ describeEngines('hostile HTTP input', (engine) => {
     // One U+FFFD for each, the same on both engines.
     expect(message).toBe('nul\ufffd lone\ufffd end');
     expect(message.includes('\u0000') || !message.isWellFormed()).toBe(false);
+    // OTLP too.
+    const otlp = await s.request('POST', '/v1/otlp/v1/logs', { raw: '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"otlp\\u0000 lone\\ud800"}}]}]}]}', headers: { 'content-type': 'application/json', 'x-api-key': apiKey } });
+    expect(otlp.status, otlp.text).toBe(200);
+    const fromOtlp = await s.request('GET', `/v1/projects/${projectId}/logs?q=otlp`, { token: a.accessToken });
+    expect(fromOtlp.body.data.map((l: { message: string }) => l.message)).toEqual(['otlp\ufffd lone\ufffd']);
   });
 
   it('errors of the HTTP parser answer in the contract body with a request id (finding 12)', async () => {

@@ -10,11 +10,16 @@ import { AppError } from '../errors.js';
  * Such text answers 400 VALIDATION_ERROR at the JSON pointer of the string (`/condition/pattern`,
  * `querystring:/q`), on both engines alike; in a path parameter it is a 404, as any id that cannot exist.
  *
- * Log ingestion is the exception: a log line is data a shipper copied from somewhere, and losing a
- * batch over one byte would cost the others; the ingest path stores U+FFFD in place of NUL and of
- * lone surrogates instead (features/logs/normalise.ts).
+ * A route may opt out with `config: { rawText: true }`: log ingestion, where a log line is data a
+ * shipper copied from somewhere and losing a batch over one byte would cost the others; the ingest
+ * path stores U+FFFD in place of NUL and of lone surrogates instead (features/logs/normalise.ts).
  */
-export const RAW_TEXT_ROUTES: ReadonlySet<string> = new Set(['POST /v1/logs', 'POST /v1/otlp/v1/logs']);
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes text as it comes and cleans it itself: the text rule (http/text.ts) is not applied. */
+    rawText?: boolean;
+  }
+}
 
 export interface TextProblem {
   /** A JSON pointer (RFC 6901) to the string, or to the member whose name is at fault. */
@@ -96,7 +101,7 @@ const PARTS = [
 ] as const;
 
 function check(request: FastifyRequest): void {
-  if (RAW_TEXT_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
+  if (request.routeOptions.config.rawText === true) return;
   const values = { params: request.params, querystring: request.query, body: request.body };
   for (const [part, name] of PARTS) {
     const found = findTextProblem(values[part]);
@@ -110,7 +115,7 @@ function check(request: FastifyRequest): void {
   }
 }
 
-/** Installs the rule above for every route (before schema validation), except RAW_TEXT_ROUTES. */
+/** Installs the rule above for every route (before schema validation), except those with `config.rawText`. */
 export function installTextRule(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => check(request));
 }

@@ -159,6 +159,8 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
     app.withTypeProvider<TypeBoxTypeProvider>().post('/logs', {
       // The parsers above check the body; the schema is there to document it.
       validatorCompiler: () => () => true,
+      // Log text is kept, NUL and lone surrogates stored as U+FFFD (normalise.ts), not refused.
+      config: { rawText: true },
       schema: {
         operationId: 'ingestLogs', tags: ['Logs'], summary: 'Send logs',
         description: 'Authenticated by the project API key in `X-API-Key` or `Authorization: Bearer`. Answers 202 once the accepted logs are durably stored; logs that fail their checks are listed in `rejected` and cost the others nothing. Every log bad → 400. Over the plan\'s ingest rate → 429 RATE_LIMITED; overload → 503 OVERLOADED; both with Retry-After. With `Idempotency-Key` (up to 255 characters) a retry of the same body within 24 hours gets the first answer (header `Idempotent-Replayed: true`) and stores nothing again; the same key with another body → 422; while the first is still in flight → 409.',
@@ -284,6 +286,7 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService;
 
     app.post('/otlp/v1/logs', {
       validatorCompiler: () => () => true,
+      config: { rawText: true },
       schema: {
         operationId: 'otlpExportLogs', tags: ['Logs'], summary: 'OpenTelemetry logs (OTLP/HTTP)',
         description: 'An OTLP ExportLogsServiceRequest in protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzip-compressed, with the project API key in `X-API-Key` (or `Authorization: Bearer`). Mapping: severityNumber (or severityText) → level; body → message; resource attribute `service.name` → source; timeUnixNano (else observedTimeUnixNano) → timestamp; attributes → metadata, with `resource`, `scope`, `traceId`, `spanId` beside them. Answers 200 with an ExportLogsServiceResponse in the request\'s encoding once the accepted records are stored; refused records are counted in `partialSuccess`. 429 and 503 carry Retry-After and are retryable, as the OTLP specification says; 400, 401 and 413 are not. Error bodies use Loglane\'s JSON error shape.',
