@@ -1,7 +1,7 @@
 import { validationError } from '../../errors.js';
 import { levelIndex, LEVELS } from './levels.js';
 import { checkPattern, RE2_UNSUPPORTED, type Pattern } from './pattern.js';
-import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query } from './query/index.js';
+import { EVERY_LOG, matchLogs, parseQuery, withFilter, type Query, type QueryLog } from './query/index.js';
 import { parseTime } from './query/text.js';
 
 /** What a search, a stats query or a tail selects. Pure data plus a compiled pattern. */
@@ -67,8 +67,6 @@ export function parseFilter(query: FilterQuery): LogFilter {
   return filter;
 }
 
-type Row = { ts: number; level: number; source: string | null; message: string; metadata: string | null };
-
 /**
  * The whole selection applied to logs in memory (live tail, and what search and stats decide in
  * the app), in order. The legacy parameters (from, to, level, source, q, pattern) become nodes of
@@ -76,7 +74,7 @@ type Row = { ts: number; level: number; source: string | null; message: string; 
  * the regex runner, so a costly one never holds the event loop, and a log not decided by
  * `deadline` is `undefined` in the answer.
  */
-export function matchAll<R extends Row>(filter: LogFilter, rows: readonly R[], owner: string, deadline: number, options: { sqlDecided?: boolean } = {}): Promise<(boolean | undefined)[]> {
+export function matchAll(filter: LogFilter, rows: readonly QueryLog[], owner: string, deadline: number, options: { sqlDecided?: boolean } = {}): Promise<(boolean | undefined)[]> {
   // Rows read through SQL (search, stats) already passed from/to/level/source/q there: only the
   // pattern and the query remain to decide. A tail's rows passed nothing yet.
   const legacy = options.sqlDecided ? { pattern: filter.pattern } : filter;
