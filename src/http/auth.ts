@@ -6,6 +6,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated user's id, set by requireUser. */
     userId: string;
+    /** The login the access token belongs to (its `sid`), set by requireUser. */
+    sessionId: string;
+    /** When the access token expires (epoch ms), set by requireUser. */
+    tokenExpiresAt: number;
   }
 }
 
@@ -17,7 +21,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** A preHandler that accepts only a valid access token and sets `request.userId`. */
+/** A preHandler that accepts only a valid access token and sets `request.userId`, `sessionId` and `tokenExpiresAt`. */
 export function requireUser(tokens: AccessTokens): preHandlerAsyncHookHandler {
   return async function requireUserHook(request) {
     const token = bearerToken(request);
@@ -29,6 +33,8 @@ export function requireUser(tokens: AccessTokens): preHandlerAsyncHookHandler {
         : new AppError('UNAUTHORIZED', 'The access token is not valid.');
     }
     request.userId = result.userId;
+    request.sessionId = result.sessionId;
+    request.tokenExpiresAt = result.expiresAt;
   };
 }
 

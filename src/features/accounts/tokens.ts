@@ -7,7 +7,8 @@ export const ACCESS_TOKEN_AUDIENCE = 'loglane-api';
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
 const ALGORITHM = 'HS256';
 
-export type VerifyResult = { ok: true; userId: string; sessionId: string } | { ok: false; reason: 'expired' | 'invalid' };
+/** A valid token's user, login (`sid`: the refresh-token family) and expiry (epoch ms). */
+export type VerifyResult = { ok: true; userId: string; sessionId: string; expiresAt: number } | { ok: false; reason: 'expired' | 'invalid' };
 
 export interface AccessTokens {
   issue(userId: string, sessionId: string): Promise<string>;
@@ -45,7 +46,7 @@ export function createAccessTokens(key: Uint8Array, ttlMs: number, now: () => nu
         if (typeof payload.sub !== 'string' || !payload.sub.startsWith('usr_') || typeof payload.sid !== 'string') {
           return { ok: false, reason: 'invalid' };
         }
-        return { ok: true, userId: payload.sub, sessionId: payload.sid };
+        return { ok: true, userId: payload.sub, sessionId: payload.sid, expiresAt: payload.exp! * 1000 };
       } catch (err) {
         // jose reports expiry only once the signature has been verified.
         if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'expired' };

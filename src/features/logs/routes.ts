@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { decodeJwt } from 'jose';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -229,9 +228,8 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       }
       const res = reply.raw;
       let heartbeat: NodeJS.Timeout | undefined;
-      // requireUser verified the token; its login (sid) and expiry bound the tail's life.
-      const claims = decodeJwt(bearerToken(req)!);
-      const authority = { userId: req.userId, sessionId: String(claims.sid), expiresAt: Number(claims.exp) * 1000 };
+      // The access token's login (sid) and expiry, as requireUser verified them, bound the tail's life.
+      const authority = { userId: req.userId, sessionId: req.sessionId, expiresAt: req.tokenExpiresAt };
       const tail = await logs.openTail(authority, req.params.id, filter, afterSeq, {
         send(out, resume) {
           const more = res.write(out.frames);
