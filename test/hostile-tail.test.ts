@@ -3,10 +3,13 @@
  * whatever their size (635 MB of heap with 60 KB logs), and a tail outlived its authority (token
  * expiry, logout, project deletion) with no cap on tails per server.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { FastifyBaseLogger } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
-import { RECENT_MAX_BYTES, RECENT_TOTAL_BYTES } from '../src/features/logs/tail.js';
+import { RECENT_MAX_BYTES, RECENT_TOTAL_BYTES, TailHub, type TailOutput } from '../src/features/logs/tail.js';
+import { parseFilter } from '../src/features/logs/filter.js';
+import type { LogRowStored } from '../src/features/logs/repository.js';
 import { TAIL_RECHECK_MS } from '../src/features/logs/service.js';
 
 type Tail = Awaited<ReturnType<typeof openTail>>;
@@ -180,4 +183,38 @@ describeEngines('a live tail ends with its authority', (engine) => {
       }
     });
   }
+});
+
+describe('a live tail that cannot decide logs in time', () => {
+  it('does not send them, and says how many in the server\'s log', async () => {
+    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    const noop = () => {};
+    const log = { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }), info: noop, error: noop, debug: noop, trace: noop, fatal: noop, child: () => log } as unknown as FastifyBaseLogger;
+    const t0 = Date.now();
+    const hub = new TailHub({ since: async () => [], lastSeq: async () => 0 }, log, () => t0);
+    const sent: number[] = [];
+    const sink = { send: (out: TailOutput) => (sent.push(...out.rows.map((r) => r.seq)), true), close: () => {} };
+    // No literal to rule texts out: on a long text every test goes to the regex runner, which
+    // answers "undecided" once the tail's time budget has passed.
+    const filter = parseFilter({ pattern: '[a-z]{500}[0-9]' });
+    const tail = await hub.open({ userId: 'usr_t', sessionId: 's', expiresAt: t0 + 60_000 }, 'proj_t', filter, sink);
+    const row = (seq: number, message: string): LogRowStored => ({ project_id: 'proj_t', seq, ts: t0, received_at: t0, level: 2, source: null, message, metadata: null });
+    // Every reading of the clock is an hour after the one before: the budget is gone at once.
+    let now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (now += 3_600_000));
+    try {
+      hub.publish('proj_t', 0, 2, [row(1, 'short'), row(2, `${'a'.repeat(10_000)}1`)]);
+      const deadline = performance.now() + 5000;
+      while (warnings.length === 0 && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+    } finally {
+      clock.mockRestore();
+    }
+    // A log decided in time, after them: once it arrives, the run before it was dealt with.
+    hub.publish('proj_t', 2, 3, [row(3, `${'b'.repeat(500)}1`)]);
+    const deadline = performance.now() + 5000;
+    while (sent.length === 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(sent).toEqual([3]);
+    expect(warnings).toEqual([{ obj: expect.objectContaining({ projectId: 'proj_t', undecided: 1 }), msg: expect.stringContaining('could not decide') }]);
+    tail.close();
+  });
 });

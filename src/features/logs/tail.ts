@@ -41,12 +41,6 @@ function filterKey(filter: LogFilter): string {
 /** How long a tail's pattern may take over one run of logs; a log it cannot decide by then is not sent. */
 const MATCH_BUDGET_MS = 10_000;
 
-/** The logs of `rows` that `filter` selects, its pattern tested through the regex runner. */
-async function select(filter: LogFilter, rows: LogRowStored[], projectId: string): Promise<LogRowStored[]> {
-  const verdicts = await matchAll(filter, rows, projectId, Date.now() + MATCH_BUDGET_MS);
-  return rows.filter((_, i) => verdicts[i] === true);
-}
-
 /**
  * What tails in step with a commit send: computed once per run of logs and filter, so ten tails
  * on the same filter cost one filtering, one serialisation and one encoding.
@@ -54,12 +48,30 @@ async function select(filter: LogFilter, rows: LogRowStored[], projectId: string
 class SharedOutputs {
   #byRows = new WeakMap<LogRowStored[], Map<string, Promise<TailOutput>>>();
 
+  constructor(private readonly log: FastifyBaseLogger) {}
+
   get(rows: LogRowStored[], key: string, filter: LogFilter, projectId: string): Promise<TailOutput> {
     let byFilter = this.#byRows.get(rows);
     if (!byFilter) this.#byRows.set(rows, (byFilter = new Map()));
     let out = byFilter.get(key);
-    if (!out) byFilter.set(key, (out = select(filter, rows, projectId).then(output)));
+    if (!out) byFilter.set(key, (out = this.select(filter, rows, projectId).then(output)));
     return out;
+  }
+
+  /**
+   * The logs of `rows` that `filter` selects, its pattern tested through the regex runner (for one
+   * tail's own run, not shared). Logs it could not decide within MATCH_BUDGET_MS are not sent, and
+   * said so in the server's log with their count.
+   */
+  async select(filter: LogFilter, rows: LogRowStored[], projectId: string): Promise<LogRowStored[]> {
+    const verdicts = await matchAll(filter, rows, projectId, Date.now() + MATCH_BUDGET_MS);
+    let undecided = 0;
+    const selected = rows.filter((_, i) => {
+      if (verdicts[i] === undefined) undecided++;
+      return verdicts[i] === true;
+    });
+    if (undecided > 0) this.log.warn({ projectId, undecided, budgetMs: MATCH_BUDGET_MS }, 'live tail: logs not sent, the filter could not decide them in time');
+    return selected;
   }
 }
 
@@ -215,7 +227,7 @@ class Tail {
       const fresh = rows.filter((row) => row.seq > this.seen);
       if (fresh.length === 0) return;
       this.seen = fresh[fresh.length - 1]!.seq;
-      out = output(await select(this.filter, fresh, this.projectId));
+      out = output(await this.shared.select(this.filter, fresh, this.projectId));
     }
     if (this.closed) return;
     if (out.rows.length > 0 && !this.sink.send(out, this.#resume)) this.paused = true;
@@ -245,7 +257,7 @@ export class TailHub {
   /** Per project, the newest seq this node has handed to its tails. */
   #known = new Map<string, number>();
   #recent = new Map<string, Recent>();
-  #shared = new SharedOutputs();
+  readonly #shared: SharedOutputs;
   /** What tails read: the recent logs in memory when they cover the request, else the database. */
   readonly #source: TailSource;
 
@@ -255,6 +267,7 @@ export class TailHub {
     /** The service's clock, which token expiry times are on. */
     private readonly now: () => number = Date.now,
   ) {
+    this.#shared = new SharedOutputs(log);
     this.#source = {
       since: (projectId, afterSeq, upToSeq, limit, minTs) => {
         const rows = this.#recent.get(projectId)?.after(afterSeq, upToSeq, limit);
