@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { normaliseEmail } from './features/accounts/service.js';
+import { normaliseEmail } from './features/accounts/email-address.js';
 import { setPlanByEmail } from './features/accounts/repository.js';
 import { isPlanName, PLAN_NAMES } from './features/plans/plans.js';
 import { serve } from './main.js';

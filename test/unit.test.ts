@@ -4,7 +4,7 @@ import { formatDuration, parseDuration } from '../src/duration.js';
 import { newId } from '../src/ids.js';
 import { safeUrl } from '../src/logger.js';
 import { needsRehash } from '../src/features/accounts/passwords.js';
-import { isValidEmail, normaliseEmail } from '../src/features/accounts/service.js';
+import { isValidEmail, normaliseEmail } from '../src/features/accounts/email-address.js';
 import { periodEnd } from '../src/features/plans/plans.js';
 import { translateError } from '../src/http/errors.js';
 import { AppError } from '../src/errors.js';

@@ -1,7 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { isValidEmail } from '../features/accounts/service.js';
+import { isValidEmail } from '../features/accounts/email-address.js';
 import { installTextRule } from './text.js';
 
 function makeAjv(options: Options): Ajv {

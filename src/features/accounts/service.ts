@@ -28,8 +28,6 @@ export interface TokenPair {
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
 
-export { isValidEmail, normaliseEmail } from './email-address.js';
-
 const iso = (ms: number) => new Date(ms).toISOString();
 const toUser = (row: repo.UserRow): User => ({ id: row.id, email: row.email, createdAt: iso(row.created_at) });
 
