@@ -12,13 +12,19 @@ export const JSON_TYPES = ['application/json'];
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
 
+/** Whether a Content-Encoding leaves the body as it is (none given, empty, or `identity`). */
+export function isIdentityEncoding(encoding: string | undefined): boolean {
+  const enc = (encoding ?? '').trim().toLowerCase();
+  return enc === '' || enc === 'identity';
+}
+
 /**
  * Undoes `Content-Encoding`. Inflation stops at MAX_BODY_BYTES, so a zip bomb costs at most that
  * much memory and ends as a quick 413.
  */
 export async function decodeBody(raw: Buffer, encoding: string | undefined): Promise<Buffer> {
-  const enc = (encoding ?? 'identity').trim().toLowerCase();
-  if (enc === 'identity' || enc === '') return raw;
+  if (isIdentityEncoding(encoding)) return raw;
+  const enc = encoding!.trim().toLowerCase();
   if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${enc}" is not supported; send gzip, deflate or no encoding.`);
   }

@@ -8,7 +8,7 @@ import { errorResponses } from '../../http/errors.js';
 import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
 import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
-import { decodeBody, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
+import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
 import { logJson } from './present.js';
 import * as otlp from './otlp.js';
@@ -60,7 +60,7 @@ async function decodeInSlot(request: FastifyRequest, raw: Buffer): Promise<Buffe
   request.bodyRead?.();
   const encoding = request.headers['content-encoding'] as string | undefined;
   let body: Buffer;
-  if (encoding === undefined || encoding.trim() === '' || encoding.trim().toLowerCase() === 'identity') body = raw;
+  if (isIdentityEncoding(encoding)) body = raw;
   else {
     const release = await inflations.acquire();
     try {
