@@ -142,6 +142,21 @@ describe('predicate', () => {
     expect(answers.slice(reached).every((a) => a === undefined)).toBe(true);
   });
 
+  it('runs each slice\'s regexes before the next slice: at the deadline the logs reached are decided, not left on tests never run', async () => {
+    // Long in-memory work per log (a bare word over 2,000 metadata values), and a regex that the
+    // worker runs (too long a text for the event loop): were every regex left until after the
+    // in-memory pass, the pass would use up the deadline and no test would run at all.
+    const metadata = JSON.stringify({ words: Array.from({ length: 2000 }, (_, i) => `value${i} of the request`) });
+    const message = 'x'.repeat(30_000);
+    const logs: QueryLog[] = Array.from({ length: 5000 }, (_, i) => ({ ts: i, level: 2, source: null, message, metadata }));
+    const q = parseQuery('nowhere OR /[a-z]{400}$/');
+    expect(q.regexes[0]!.pattern.cheap(message)).toBe(false);
+    const answers = await matchLogs(q, logs, OWNER, Date.now() + 1000);
+    const reached = answers.indexOf(undefined);
+    expect(reached).toBeGreaterThan(0);
+    expect(answers.slice(0, reached).every((a) => a === true)).toBe(true);
+  });
+
   it("matchEach decides several queries over one view of each log: its metadata parsed once, each answer the query's own", async () => {
     const queries = QUERY_CASES.map((c) => parseQuery(c.query));
     // Each log its own list of queries, as alert rules give them.

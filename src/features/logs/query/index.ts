@@ -72,46 +72,64 @@ export async function matchLogs(query: Query, logs: readonly QueryLog[], owner: 
  * log i. Each log gets one LogView, so its metadata is parsed and its words folded once however many
  * queries look at it (alert rules: all of a project's distinct queries in one pass).
  *
- * The in-memory part runs on the calling thread in slices of at most SLICE_MS, with a turn of the
- * event loop between; regular expressions then go through the regex runner (owner = the project
- * id) in one batch, a test shared by several queries of a log run once. Logs are decided in order:
- * once `deadline` (epoch ms) has passed, checked between slices (so a call always decides its first
- * slice), the logs not reached answer undefined, as does any whose answer depends on a test not
- * decided in time.
+ * Logs are decided in order, in slices: the in-memory part of as many logs as fit in SLICE_MS on
+ * the calling thread, then the regular expressions those logs still need, through the regex runner
+ * (owner = the project id; a test shared by several queries of a log runs once), then a turn of the
+ * event loop. Once `deadline` (epoch ms) has passed, checked between slices (so a call always
+ * decides its first slice), the logs not reached answer undefined, as does any whose answer depends
+ * on a test not decided in time.
  */
 export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number) => readonly Query[], owner: string, deadline: number): Promise<T3[][]> {
   const out: T3[][] = new Array(logs.length);
-  /** The (log, query) pairs whose answer waits on regular expressions. */
-  const pending: { view: LogView; query: Query; answers: T3[]; k: number }[] = [];
-  let sliceStart = performance.now();
   let i = 0;
-  for (; i < logs.length; i++) {
-    if (performance.now() - sliceStart > SLICE_MS) {
+  while (i < logs.length) {
+    if (i > 0) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (Date.now() >= deadline) break;
-      sliceStart = performance.now();
     }
-    const queries = queriesOf(i);
-    const answers: T3[] = new Array(queries.length);
-    out[i] = answers;
-    let view: LogView | undefined;
-    for (let k = 0; k < queries.length; k++) {
-      const query = queries[k]!;
-      if (query.root.kind === 'all') {
-        answers[k] = true;
-        continue;
+    /** The slice's (log, query) pairs whose answer waits on regular expressions. */
+    const pending: Pending[] = [];
+    const sliceStart = performance.now();
+    do {
+      const queries = queriesOf(i);
+      const answers: T3[] = new Array(queries.length);
+      out[i] = answers;
+      let view: LogView | undefined;
+      for (let k = 0; k < queries.length; k++) {
+        const query = queries[k]!;
+        if (query.root.kind === 'all') {
+          answers[k] = true;
+          continue;
+        }
+        view ??= new LogView(logs[i]!);
+        const r = evaluate(query.root, view, null);
+        if (r === undefined) pending.push({ view, query, answers, k });
+        else answers[k] = r;
       }
-      view ??= new LogView(logs[i]!);
-      const r = evaluate(query.root, view, null);
-      if (r === undefined) pending.push({ view, query, answers, k });
-      else answers[k] = r;
-    }
+      i++;
+    } while (i < logs.length && performance.now() - sliceStart <= SLICE_MS);
+    if (pending.length > 0) await decideWithRegexes(pending, owner, deadline);
   }
   // Past the deadline: the logs not reached are not decided.
   for (; i < logs.length; i++) out[i] = new Array<T3>(queriesOf(i).length).fill(undefined);
-  if (pending.length === 0) return out;
-  // One batch of regex tests for every (log, query) still open: each regex on each of its texts,
-  // once per log even when several of its queries hold the same regex on the same field.
+  return out;
+}
+
+/** A query on a log that the in-memory pass could not decide without its regular expressions. */
+interface Pending {
+  view: LogView;
+  query: Query;
+  /** Where the verdict goes: answers[k]. */
+  answers: T3[];
+  k: number;
+}
+
+/**
+ * Runs the regular expressions of the pending (log, query) pairs in one batch (each regex on each
+ * of its texts, once per log even when several of its queries hold the same regex on the same
+ * field) and decides the pairs with their answers.
+ */
+async function decideWithRegexes(pending: readonly Pending[], owner: string, deadline: number): Promise<void> {
   const tests: RegexTest[] = [];
   const spansOf = new Map<LogView, Map<string, [number, number]>>();
   const spans = pending.map(({ view, query }) => {
@@ -141,7 +159,6 @@ export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number
     });
     answers[k] = evaluate(query.root, view, (id) => regexAnswers[id]);
   });
-  return out;
 }
 
 /** What SQL may use to narrow the rows (a superset); {} when nothing is known. See Narrowing. */
