@@ -139,6 +139,9 @@ interface Group<M> {
   pattern: Pattern | null;
   /** Null when the rule has no query, or one that selects every log. */
   query: Query | null;
+  /** The keys of its pattern's and query's verdicts ('p' + source, 'q' + text; see `known`), made once. */
+  patternKey: string;
+  queryKey: string;
   /** The longest window of its rules: a log older than this is a candidate for none of them. */
   windowMs: number;
   rules: M[];
@@ -166,7 +169,7 @@ function groupsByLevel<M extends Matcher>(rules: readonly M[]): Group<M>[][] {
     const key = JSON.stringify([rule.level, rule.source, rule.pattern?.source ?? null, query?.text ?? null]);
     let group = byKey.get(key);
     if (group === undefined) {
-      byKey.set(key, (group = { source: rule.source, pattern: rule.pattern, query, windowMs: rule.windowMs, rules: [] }));
+      byKey.set(key, (group = { source: rule.source, pattern: rule.pattern, query, patternKey: 'p' + rule.pattern?.source, queryKey: 'q' + query?.text, windowMs: rule.windowMs, rules: [] }));
       (byLevel[rule.level] ??= []).push(group);
     }
     group.rules.push(rule);
@@ -218,7 +221,7 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
         continue;
       }
       const source = group.pattern.source;
-      const verdict = knownOf?.get('p' + source);
+      const verdict = knownOf?.get(group.patternKey);
       if (verdict === false) continue;
       let test: number | boolean | undefined = verdict ?? testOf?.get(source);
       if (test === undefined) {
@@ -246,7 +249,7 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
       const verdict = typeof c.test === 'boolean' ? c.test : verdicts[c.test];
       if (verdict === undefined) undecidedRows.add(c.row);
       else {
-        if (typeof c.test === 'number') remember(c.row, 'p' + c.group.pattern!.source, verdict);
+        if (typeof c.test === 'number') remember(c.row, c.group.patternKey, verdict);
         if (verdict) candidates.push({ row: c.row, group: c.group });
       }
     }
@@ -256,7 +259,7 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
   const needs = new Map<number, Map<string, Query>>();
   for (const { row, group } of candidates) {
     if (group.query === null || undecidedRows.has(row)) continue;
-    const key = 'q' + group.query.text;
+    const key = group.queryKey;
     if (verdictOf(row, key) !== undefined) continue;
     let need = needs.get(row);
     if (need === undefined) needs.set(row, (need = new Map()));
@@ -279,7 +282,7 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
   const results = new Map<M, MatchResult<R>>();
   for (const { row: i, group } of candidates) {
     if (undecidedRows.has(i)) continue;
-    if (group.query !== null && verdictOf(i, 'q' + group.query.text) !== true) continue;
+    if (group.query !== null && verdictOf(i, group.queryKey) !== true) continue;
     const row = rows[i]!;
     for (const rule of group.rules) {
       if (row.ts < now - rule.windowMs) continue;
