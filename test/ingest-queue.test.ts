@@ -39,6 +39,13 @@ const options = (o: Partial<IngestQueueOptions> = {}): IngestQueueOptions => ({ 
 /** Lets the queue take its next group after a commit finished. */
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** Waits until `done()` holds, at most `timeoutMs`; answers whether it does. */
+async function waitFor(done: () => boolean, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  return done();
+}
+
 describe('the ingest queue', () => {
   it('commits what waits together, and refuses with 503 OVERLOADED past its bound', async () => {
     const g = gatedWriter();
@@ -389,19 +396,15 @@ describeEngines('ingestion under overload', (engine) => {
 
     const answers: { project: number; res: Response }[] = [];
     const refusals = () => answers.filter((x) => x.res.status !== 202).length;
-    const waitFor = async (n: number) => {
-      const deadline = Date.now() + 4000;
-      while (refusals() < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    };
     let pending: Promise<void>[] = [];
     try {
       // 6 × 2,400 logs: the first is being written, three more wait (9,600), the last two find no room.
       pending = projects.map((p, i) => ingest(s, p.apiKey, body).then((res) => void answers.push({ project: i, res })));
-      await waitFor(2);
+      await waitFor(() => refusals() >= 2, 4000);
       // One of the projects that got in sends more: past its share (2,500 logs), whatever the queue holds.
       const admitted = projects.findIndex((_, i) => !answers.some((x) => x.project === i));
       pending.push(ingest(s, projects[admitted]!.apiKey, body.slice(0, 200)).then((res) => void answers.push({ project: admitted, res })));
-      await waitFor(3);
+      await waitFor(() => refusals() >= 3, 4000);
     } finally {
       await hold.release();
     }
@@ -429,11 +432,6 @@ describeEngines('ingestion under overload', (engine) => {
     const closed = new Promise<void>((resolve) => req.on('close', () => resolve()));
     req.on('error', () => {});
     req.write(Buffer.alloc(1024 * 1024, 0x20));
-    const waitFor = async (done: () => boolean) => {
-      const deadline = Date.now() + 5000;
-      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      return done();
-    };
     expect(await waitFor(() => queue.inFlightBytes === 4 * 1024 * 1024)).toBe(true);
     req.destroy();
     await closed;
