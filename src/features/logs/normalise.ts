@@ -67,11 +67,14 @@ function metadataProblem(value: unknown): string | undefined {
           if (problem) return problem;
         }
       } else {
+        // As JSON.stringify: own keys only, and a member whose value serialises to nothing
+        // (undefined, a function) adds nothing.
         const o = v as Record<string, unknown>;
-        for (const key in o) {
-          // A member whose value serialises to nothing (undefined) adds nothing.
-          if (o[key] !== undefined) bytes += key.length + 3;
-          const problem = walk(o[key], levels - 1);
+        for (const key of Object.keys(o)) {
+          const member = o[key];
+          if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+          bytes += key.length + 3;
+          const problem = walk(member, levels - 1);
           if (problem) return problem;
         }
       }
