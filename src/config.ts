@@ -39,6 +39,8 @@ export interface Config {
   readonly indexBlockLogs: number;
   /** How often the index builder looks for logs to summarise. */
   readonly indexIntervalMs: number;
+  /** Request-body bytes one project may have in flight at once (past that, 429). */
+  readonly ingestProjectInflightBytes: number;
   /** groupBy: distinct values one stats request counts by name (further ones count under "(other)"). */
   readonly groupByMaxValues: number;
   readonly maxTailsPerUser: number;
@@ -208,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchIndex: boolean('SEARCH_INDEX', true),
     indexBlockLogs: integer('INDEX_BLOCK_LOGS', 4096, 16, 1_000_000),
     indexIntervalMs: duration('INDEX_INTERVAL', '1s', 10, 3_600_000),
+    ingestProjectInflightBytes: integer('INGEST_PROJECT_INFLIGHT_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     groupByMaxValues: integer('GROUP_BY_MAX_VALUES', 10_000, 10, 1_000_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
     maxTails: integer('MAX_TAILS', 1_000, 1, 1_000_000),

@@ -183,7 +183,7 @@ describeEngines('hostile ingest', (engine) => {
       console.log(`[hostile ${engine}] attacker statuses ${JSON.stringify(result.statuses)}`);
       expect(result.problems).toEqual([]);
       expect(result.acknowledged).toBeGreaterThan(0);
-      // 384 MB offered at once against a share of 16 MiB in flight (INGEST_COMMIT_MAX_BYTES): the
+      // 384 MB offered at once against a share of 16 MiB in flight (INGEST_PROJECT_INFLIGHT_BYTES): the
       // attacker must have been refused in part, and told so.
       expect(result.statuses[429]).toBeGreaterThan(0);
       await expectEveryAcknowledgedStored(s, tenants, report, result.acknowledged);

@@ -133,6 +133,7 @@ export function createLogsService(deps: {
     maxQueuedBytes: config.ingestQueueMaxBytes,
     maxLogsPerCommit: config.ingestCommitMaxLogs,
     maxBytesPerCommit: config.ingestCommitMaxBytes,
+    maxInFlightBytesPerProject: config.ingestProjectInflightBytes,
     onCommit,
     log,
   });
