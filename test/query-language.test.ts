@@ -157,6 +157,27 @@ describe('predicate', () => {
     expect(answers.slice(0, reached).every((a) => a === true)).toBe(true);
   });
 
+  it('lets the event loop in every few milliseconds, or after holdMs when the caller says so', async () => {
+    const logs: QueryLog[] = Array.from({ length: 50_000 }, (_, i) => ({ ts: i, level: 2, source: null, message: `request ${i} failed`, metadata: JSON.stringify({ i, user: { id: `u${i % 7}` } }) }));
+    const q = parseQuery('@user.id:u3 failed');
+    const turnsDuring = async (holdMs: number | undefined) => {
+      let turns = 0;
+      let done = false;
+      const tick = () => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const answers = await matchEach(logs, () => [q], OWNER, soon(), holdMs === undefined ? {} : { holdMs });
+      done = true;
+      expect(answers.every((a) => a[0] !== undefined)).toBe(true);
+      return turns;
+    };
+    expect(await turnsDuring(undefined)).toBeGreaterThan(1);
+    expect(await turnsDuring(60_000)).toBe(0);
+  });
+
   it("matchEach decides several queries over one view of each log: its metadata parsed once, each answer the query's own", async () => {
     const queries = QUERY_CASES.map((c) => parseQuery(c.query));
     // Each log its own list of queries, as alert rules give them.

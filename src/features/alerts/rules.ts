@@ -154,6 +154,17 @@ interface Candidate<M> {
 }
 
 /**
+ * How long matching rule queries may hold the event loop before it lets other work in (its regex
+ * tests still run every few milliseconds). Evaluation runs behind the 202 and must keep up with
+ * ingestion: a turn every 8 ms (the default) let each turn's ingest requests take most of the CPU,
+ * evaluation fell behind and ingestion was refused (bench:alerts --rules query on SQLite: 21.7 %
+ * of plain ingest, with 429s; holding up to 250 ms: 61.1 %, none; before matchEach, each query's
+ * own short pass over 256 logs seldom reached a turn either). A project's slice (the deadline)
+ * bounds it in any case.
+ */
+const MATCH_HOLD_MS = 250;
+
+/**
  * What is already known of a log carried to a later round: the verdicts of its patterns ('p' +
  * source) and queries ('q' + text) that were decided. A verdict depends on the log and the text
  * of the pattern or query alone, so it stays true whatever the rules become; the entry goes with
@@ -270,7 +281,7 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
     if (firstWork === -1 || pending[0]! < firstWork) firstWork = pending[0]!;
     const keys = pending.map((row) => [...needs.get(row)!.keys()]);
     const queries = pending.map((row) => [...needs.get(row)!.values()]);
-    const verdicts = await matchEach(pending.map((row) => rows[row]!), (n) => queries[n]!, owner, deadline);
+    const verdicts = await matchEach(pending.map((row) => rows[row]!), (n) => queries[n]!, owner, deadline, { holdMs: MATCH_HOLD_MS });
     pending.forEach((row, n) => {
       keys[n]!.forEach((key, k) => {
         const verdict = verdicts[n]![k];

@@ -74,17 +74,23 @@ export async function matchLogs(query: Query, logs: readonly QueryLog[], owner: 
  *
  * Logs are decided in order, in slices: the in-memory part of as many logs as fit in SLICE_MS on
  * the calling thread, then the regular expressions those logs still need, through the regex runner
- * (owner = the project id; a test shared by several queries of a log runs once), then a turn of the
- * event loop. Once `deadline` (epoch ms) has passed, checked between slices (so a call always
- * decides its first slice), the logs not reached answer undefined, as does any whose answer depends
- * on a test not decided in time.
+ * (owner = the project id; a test shared by several queries of a log runs once). Between slices,
+ * a turn of the event loop once the calling thread has been held `holdMs` (default SLICE_MS), and
+ * a look at `deadline` (epoch ms): once it has passed (a call always decides its first slice),
+ * the logs not reached answer undefined, as does any whose answer depends on a test not decided in
+ * time.
  */
-export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number) => readonly Query[], owner: string, deadline: number): Promise<T3[][]> {
+export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number) => readonly Query[], owner: string, deadline: number, options: { holdMs?: number } = {}): Promise<T3[][]> {
+  const holdMs = options.holdMs ?? SLICE_MS;
   const out: T3[][] = new Array(logs.length);
+  let heldSince = performance.now();
   let i = 0;
   while (i < logs.length) {
     if (i > 0) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (performance.now() - heldSince > holdMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        heldSince = performance.now();
+      }
       if (Date.now() >= deadline) break;
     }
     /** The slice's (log, query) pairs whose answer waits on regular expressions. */
