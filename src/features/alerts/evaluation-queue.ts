@@ -1,3 +1,4 @@
+import { batchBytes } from '../logs/ingest-queue.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogRowStored } from '../logs/repository.js';
 
@@ -8,17 +9,6 @@ import type { LogRowStored } from '../logs/repository.js';
  */
 export const MIN_ROUND_GAP_MS = 50;
 
-const textLength = (text: string | null | undefined) => (typeof text === 'string' ? text.length : 0);
-
-/** The characters of rows' messages, sources and metadata (what the ingest queue counts as bytes). */
-function rowBytes(rows: readonly LogRowStored[]): number {
-  let bytes = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    bytes += textLength(r.message) + textLength(r.source) + textLength(r.metadata);
-  }
-  return bytes;
-}
 
 /**
  * Committed logs waiting for alert evaluation, which runs after the 202, off the request's path.
@@ -68,7 +58,7 @@ export class EvaluationQueue {
 
   /** Adds rows; `first`: before the project's logs already waiting (logs carried over from a round go before those committed during it). */
   #add(projectId: string, rows: LogRowStored[], first: boolean): void {
-    const bytes = rowBytes(rows);
+    const bytes = batchBytes(rows);
     const pending = this.#pending.get(projectId);
     if (pending && first) this.#pending.set(projectId, rows.concat(pending));
     else if (pending) for (const row of rows) pending.push(row);
@@ -105,7 +95,7 @@ export class EvaluationQueue {
           this.onError(err);
         } finally {
           for (const [projectId, list] of work) {
-            const bytes = rowBytes(list);
+            const bytes = batchBytes(list);
             this.#backlog -= list.length;
             this.#backlogBytes -= bytes;
             const held = this.#held.get(projectId)!;

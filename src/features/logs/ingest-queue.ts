@@ -132,10 +132,10 @@ export class IngestQueue {
     const logs = batch.rows.length;
     const bytes = batchBytes(batch.rows);
     const mine = this.#perProject.get(batch.projectId);
-    if (mine !== undefined && (mine.logs + logs > this.#shareLogs || mine.bytes + bytes > this.#shareBytes)) return overShare();
+    if (mine !== undefined && (mine.logs + logs > this.#shareLogs || mine.bytes + bytes > this.#shareBytes)) return overShare('more logs waiting to be stored than its share of the ingest queue');
     for (const check of this.#behind) {
       const verdict = check(batch.projectId);
-      if (verdict === 'project') return overShare();
+      if (verdict === 'project') return overShare('more logs waiting for alert evaluation than its share');
       if (verdict === 'all') return overloaded();
     }
     if ((this.#queuedLogs > 0 && this.#queuedLogs + logs > this.options.maxQueuedLogs) || (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.options.maxQueuedBytes)) {
@@ -280,8 +280,9 @@ export function databaseUnavailable(err: unknown): boolean {
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
 }
 
-function overShare(): Promise<never> {
-  return Promise.reject(new AppError('RATE_LIMITED', 'This project has more logs waiting to be stored than its share of the ingest queue; retry after the delay in Retry-After.', { retryAfter: 1 }));
+/** 429 for one project over its share; `what` says which backlog (storing, or the work after it). */
+function overShare(what: string): Promise<never> {
+  return Promise.reject(new AppError('RATE_LIMITED', `This project has ${what}; retry after the delay in Retry-After.`, { retryAfter: 1 }));
 }
 
 function overloaded(): Promise<never> {
