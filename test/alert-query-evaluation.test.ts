@@ -11,20 +11,13 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { MAX_EVALUATION_ROUNDS, RULE_CACHE_MS } from '../src/features/alerts/service.js';
 import { matchRules, parseRuleQuery, ruleQueryParses } from '../src/features/alerts/rules.js';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer, waitFor } from './harness.js';
 
 /** The costliest kind of pattern still allowed (as in hostile-regex): no literal to prefilter on. */
 const COSTLY = '([a-z]{1000})([a-z]{990})';
 /** ~47,000 characters that COSTLY matches only at the very end: about a second per test in the worker. */
 const SLOW_MATCH = ('abc'.repeat(600) + '1').repeat(25) + 'z'.repeat(2000);
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 it("matchRules reads each log once for all its rules' distinct queries, and counts as each query alone would", async () => {
   const now = Date.now();
@@ -199,7 +192,7 @@ describeEngines('alert evaluation of queries and costly rules', (engine) => {
       await send(bystander.apiKey, [{ level: 'error', message: 'q'.repeat(6000) }]);
       // Its log is decided within the costly project's stream (in the next round, after the costly
       // project's own slice), not carried from round to round behind its tests.
-      for (const id of bRules) await waitUntil(async () => (await firings(b, id)).length > 0, 15_000, "the bystander's alerts");
+      for (const id of bRules) await waitFor(async () => (await firings(b, id)).length > 0, 15_000, "the bystander's alerts");
     } finally {
       sending = false;
       await stream;

@@ -3,21 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { RULE_CACHE_MS } from '../src/features/alerts/service.js';
 import { newId } from '../src/ids.js';
 import { createAlertMarker } from './alert-marker.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer, waitFor } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
 import { authAndTenancySuite } from './tenancy.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 4000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(probe: () => Promise<T | undefined>, timeoutMs = 4000): Promise<T> => waitFor(probe, timeoutMs);
 
 describeEngines('alert rules', (engine) => {
   let s: TestServer;

@@ -423,3 +423,17 @@ export async function holdCommits(env: Record<string, string>, projectIds: strin
     },
   };
 }
+
+/**
+ * Polls `probe` until it gives something other than undefined or false, and returns that; fails
+ * after `timeoutMs`, naming `what`. For waiting on a condition instead of sleeping a fixed time.
+ */
+export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 4000, what = 'the condition', everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -5,18 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, uniqueEmail, type Response, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, uniqueEmail, type Response, type TestServer, waitFor } from './harness.js';
 import { startSmtpSink } from './sinks.js';
 
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(probe: () => Promise<T | undefined>, timeoutMs = 8000): Promise<T> => waitFor(probe, timeoutMs);
 
 const LIMIT = 5;
 const PER_IP = 12;

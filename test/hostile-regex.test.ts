@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RE2JS } from 're2js';
-import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer, waitFor } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { compileRe2, DFA_MAX_BYTES, estimateProgramSize, limitDfa, MAX_PROGRAM_SIZE, PatternTooCostly } from '../src/features/logs/pattern.js';
 import { runTests } from '../src/features/logs/regex-runner.js';
@@ -20,13 +20,6 @@ const COSTLY = '([a-z]{1000})([a-z]{990})';
 /** 30,000 characters on which COSTLY keeps ~1,800 threads alive at every position and never matches. */
 const VICTIM_TEXT = ('abc'.repeat(600) + '1').repeat(17).slice(0, 30_000);
 
-async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('pattern cost cap', () => {
   it('refuses programs past the cap before compiling them, and caches by source', () => {
@@ -143,7 +136,7 @@ describeEngines('a costly pattern never stalls the server', (engine) => {
       const sent = await ingest(s, attackerProject.apiKey, Array.from({ length: 4 }, (_, i) => ({ message: VICTIM_TEXT.replace(/1/g, String(i)), level: 'error' })));
       const answers = [sent, searched, counted, bystanderSent] as const;
       // The bystander's rule fires while the attacker's evaluation is still working through its logs.
-      await waitUntil(async () => (await s.request('GET', `/v1/alerts/${rule.body.id}/history`, { token: bystander.accessToken })).body.data.length > 0, 10_000, "the bystander's alert");
+      await waitFor(async () => (await s.request('GET', `/v1/alerts/${rule.body.id}/history`, { token: bystander.accessToken })).body.data.length > 0, 10_000, "the bystander's alert");
       return answers;
     }, { minMs: 1500 });
     expectUnharmed(report);
@@ -162,7 +155,7 @@ describeEngines('a costly pattern never stalls the server', (engine) => {
     expect(tail.logs().map((l) => l.message)).toEqual([match]);
     tail.close();
     // The attacker's rule did evaluate its logs in the end, and fired on the matching one.
-    await waitUntil(async () => (await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t })).body.data.length > 0, 15_000, "the attacker's alert");
+    await waitFor(async () => (await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t })).body.data.length > 0, 15_000, "the attacker's alert");
     const history = await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t });
     expect(history.body.data[0].sample.map((l: { message: string }) => l.message)).toEqual([match]);
   });
