@@ -247,7 +247,7 @@ describe('pattern prefilter', () => {
 });
 
 describe('alert evaluation queue', () => {
-  const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ seq: i }) as unknown as LogRowStored);
+  const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ seq: i, message: 'm', source: null, metadata: null }) as unknown as LogRowStored);
   it('takes what was committed during a round together in the next, and counts its backlog', async () => {
     const rounds: [string, number][][] = [];
     let release: () => void = () => {};
