@@ -2,8 +2,8 @@ import { validationError } from '../../errors.js';
 import { formatDuration, parseDuration } from '../../duration.js';
 import { compilePattern } from '../logs/filter.js';
 import type { Pattern } from '../logs/pattern.js';
-import { runTests, type RegexTest } from '../logs/regex-runner.js';
-import { matchEach, parseQuery, type Query, type QueryLog } from '../logs/query/index.js';
+import { decideWithRegexes, EVERY_LOG, evaluate, fold, inlineRegexes, LogView, narrowing, parseQuery, withFilter, type Pending, type Query, type QueryLog, type T3 } from '../logs/query/index.js';
+import { SLICE_MS } from '../logs/regex-runner.js';
 import { levelIndex, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
@@ -136,166 +136,119 @@ export interface MatchResult<R> {
 /** Rules that decide a log alike: same level, source, pattern and query; only their windows differ. */
 interface Group<M> {
   source: string | null;
-  pattern: Pattern | null;
-  /** Null when the rule has no query, or one that selects every log. */
-  query: Query | null;
-  /** The keys of its pattern's and query's verdicts ('p' + source, 'q' + text; see `known`), made once. */
-  patternKey: string;
-  queryKey: string;
+  /**
+   * What its query says of a matching log's source (narrowing: the folded source is one of these),
+   * checked before anything else of the query; undefined when the query does not say.
+   */
+  sources: readonly string[] | undefined;
+  /** Its query ANDed with its pattern (a regex on the message, last); null when it has neither: every log. */
+  predicate: Query | null;
   /** The longest window of its rules: a log older than this is a candidate for none of them. */
   windowMs: number;
   rules: M[];
 }
 
-/** A log that passed a group's level, source and window, in the order the rules will count it. */
-interface Candidate<M> {
-  row: number;
-  group: Group<M>;
-}
-
 /**
- * How long matching rule queries may hold the event loop before it lets other work in (its regex
- * tests still run every few milliseconds). Evaluation runs behind the 202 and must keep up with
- * ingestion: a turn every 8 ms (the default) let each turn's ingest requests take most of the CPU,
- * evaluation fell behind and ingestion was refused (bench:alerts --rules query on SQLite: 21.7 %
- * of plain ingest, with 429s; holding up to 250 ms: 61.1 %, none; 50 ms: 54.1 %, none, within
- * this machine's ±20 % between runs). No longer than 50 ms: the loop also serves other tenants'
+ * How long matching may hold the event loop before it lets other work in (its regex tests still
+ * run every few milliseconds). Evaluation runs behind the 202 and must keep up with ingestion: a
+ * turn every 8 ms (the default) let each turn's ingest requests take most of the CPU, evaluation
+ * fell behind and ingestion was refused (bench:alerts --rules query on SQLite: 21.7 % of plain
+ * ingest, with 429s; holding up to 250 ms: 61.1 %, none; 50 ms: 54.1 %, none, within this
+ * machine's ±20 % between runs). No longer than 50 ms: the loop also serves other tenants'
  * requests, and a hold is a stall for them (the hostile-tenant bar is /healthz p99 under 100 ms).
  * A project's slice (the deadline) bounds it in any case.
  */
 const MATCH_HOLD_MS = 50;
 
 /**
- * What is already known of a log carried to a later round: the verdicts of its patterns ('p' +
- * source) and queries ('q' + text) that were decided. A verdict depends on the log and the text
- * of the pattern or query alone, so it stays true whatever the rules become; the entry goes with
- * the log (a WeakMap), or when the log is decided.
+ * The regex answers already known of a log carried to a later round (by RegexLeaf.key). An answer
+ * depends on the log and the regex alone, so it stays true whatever the rules become; the entry
+ * goes with the log (a WeakMap), or when the log is decided.
  */
 const known = new WeakMap<object, Map<string, boolean>>();
 
-function groupsByLevel<M extends Matcher>(rules: readonly M[]): Group<M>[][] {
+/**
+ * A level's groups, and per folded source the groups whose query admits it (see Group.sources),
+ * worked out at the first log from that source: a log is then checked only against those.
+ */
+interface LevelGroups<M> {
+  groups: Group<M>[];
+  bySource: Map<string | null, Group<M>[]>;
+}
+
+/** Distinct sources remembered per level of a rule set; past it, a source's groups are worked out per log. */
+const MAX_SOURCES_PER_LEVEL = 1024;
+
+function groupsFor<M>(level: LevelGroups<M>, folded: string | null): Group<M>[] {
+  let hit = level.bySource.get(folded);
+  if (hit === undefined) {
+    hit = level.groups.filter((g) => g.sources === undefined || (folded !== null && g.sources.includes(folded)));
+    if (level.bySource.size < MAX_SOURCES_PER_LEVEL) level.bySource.set(folded, hit);
+  }
+  return hit;
+}
+
+/** The groups of a rule set (the rule cache hands out the same array until it reads the rules again). */
+const groupsOf = new WeakMap<readonly Matcher[], LevelGroups<Matcher>[]>();
+
+function groupsByLevel<M extends Matcher>(rules: readonly M[]): LevelGroups<M>[] {
+  const cached = groupsOf.get(rules);
+  if (cached !== undefined) return cached as LevelGroups<M>[];
   const byKey = new Map<string, Group<M>>();
-  const byLevel: Group<M>[][] = [];
+  const byLevel: LevelGroups<M>[] = [];
   for (const rule of rules) {
     const query = rule.query && rule.query.root.kind !== 'all' ? rule.query : null;
     const key = JSON.stringify([rule.level, rule.source, rule.pattern?.source ?? null, query?.text ?? null]);
     let group = byKey.get(key);
     if (group === undefined) {
-      byKey.set(key, (group = { source: rule.source, pattern: rule.pattern, query, patternKey: 'p' + rule.pattern?.source, queryKey: 'q' + query?.text, windowMs: rule.windowMs, rules: [] }));
-      (byLevel[rule.level] ??= []).push(group);
+      const predicate = rule.pattern !== null ? withFilter(query ?? EVERY_LOG, { pattern: rule.pattern }) : query;
+      byKey.set(key, (group = { source: rule.source, sources: query === null ? undefined : narrowing(query).sources, predicate, windowMs: rule.windowMs, rules: [] }));
+      (byLevel[rule.level] ??= { groups: [], bySource: new Map() }).groups.push(group);
     }
     group.rules.push(rule);
     if (rule.windowMs > group.windowMs) group.windowMs = rule.windowMs;
   }
+  groupsOf.set(rules, byLevel);
   return byLevel;
+}
+
+/** A log whose groups wait on regular expressions: the groups it passed so far, and those waiting (answers[k] for waiting[k]). */
+interface Waiting<R, M> {
+  i: number;
+  row: R;
+  view: LogView;
+  passed: Group<M>[] | undefined;
+  waiting: Group<M>[];
+  answers: T3[];
 }
 
 /**
  * Counts a batch against many rules at once: each log is checked only against the rules on its
- * level, then source, then window, then pattern, then query (cheapest first). A rule counts a log
- * at its level exactly, from its source if set, matching its pattern (RE2) and its query if set,
- * with a timestamp inside the window ending `now` (up to a minute ahead, for clock skew).
+ * level, then source, then window, then (in memory) its query and pattern, and last the regular
+ * expressions those leave open. A rule counts a log at its level exactly, from its source if set,
+ * matching its pattern (RE2) and its query if set, with a timestamp inside the window ending `now`
+ * (up to a minute ahead, for clock skew).
  *
- * Rules with the same level, source, pattern and query decide a log together, once; a pattern or
- * a query is decided once per log even when several such groups share it.
+ * Rules with the same level, source, pattern and query decide a log together, once; a log's
+ * metadata is parsed once for all its rules, and a regular expression runs on it once however many
+ * of its rules hold it.
  *
- * Patterns and the queries' regexes run through the regex runner (cheap tests here in short
- * slices, costly ones in its worker, round-robin with other projects), owned by `owner`. A log
- * whose tests are not all decided by `deadline` counts for no rule and is returned in `undecided`,
- * to be evaluated again later; what was decided of it is kept, so the next round goes on from
- * there instead of starting over. Logs are decided in order: at the deadline the first ones are.
- * `stalled` says that not even the first log that needed a test or a query was decided: the rules
- * are too costly for the slice, as opposed to there being more logs than fit in it.
+ * Logs are decided in order, in slices: the in-memory part of as many logs as fit in SLICE_MS,
+ * then the regexes they still need, through the regex runner (cheap tests here, costly ones in its
+ * worker, round-robin with other projects), owned by `owner`. The event loop gets a turn once
+ * matching has held it MATCH_HOLD_MS. A log not decided by `deadline` (not reached, or waiting on a
+ * test not answered in time) counts for no rule and is returned in `undecided`, to be evaluated
+ * again later; the regex answers it got are kept, so the next round goes on from there. `stalled`
+ * says that not even the first log that needed more than level, source and window was decided: the
+ * rules are too costly for the slice, as opposed to there being more logs than fit in it.
  */
 export async function matchRules<R extends QueryLog, M extends Matcher>(rules: readonly M[], rows: readonly R[], now: number, samples: number, owner: string, deadline: number): Promise<{ results: Map<M, MatchResult<R>>; undecided: R[]; stalled: boolean }> {
   const byLevel = groupsByLevel(rules);
   const latest = now + 60_000;
-  // First the checks that need no regex; pattern tests are gathered (one per log and pattern) and run together.
-  const hits: Candidate<M>[] = [];
-  /** Logs with verdicts kept from an earlier round. */
-  const carried: number[] = [];
-  /** The first log (in order) that needs a test or a query verdict this round; -1 while none. */
-  let firstWork = -1;
-  const withPattern: (Candidate<M> & { test: number | boolean })[] = [];
-  const tests: RegexTest[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    const groups = byLevel[row.level];
-    if (groups === undefined) continue;
-    let testOf: Map<string, number> | undefined;
-    const knownOf = known.get(row);
-    if (knownOf !== undefined) carried.push(i);
-    for (const group of groups) {
-      if (group.source !== null && row.source !== group.source) continue;
-      if (row.ts < now - group.windowMs || row.ts > latest) continue;
-      if (group.pattern === null) {
-        hits.push({ row: i, group });
-        continue;
-      }
-      const source = group.pattern.source;
-      const verdict = knownOf?.get(group.patternKey);
-      if (verdict === false) continue;
-      let test: number | boolean | undefined = verdict ?? testOf?.get(source);
-      if (test === undefined) {
-        test = tests.push({ pattern: group.pattern, text: row.message }) - 1;
-        (testOf ??= new Map()).set(source, test);
-        if (firstWork === -1) firstWork = i;
-      }
-      withPattern.push({ row: i, group, test });
-    }
-  }
-  const undecidedRows = new Set<number>();
-  /** The verdicts decided in this round, per log: kept for the logs that end up undecided. */
-  const decided = new Map<number, Map<string, boolean>>();
-  const remember = (row: number, key: string, verdict: boolean) => {
-    let map = decided.get(row);
-    if (map === undefined) decided.set(row, (map = new Map()));
-    map.set(key, verdict);
-  };
-  /** A pattern's ('p' + source) or query's ('q' + text) verdict on a log, from this round or an earlier one. */
-  const verdictOf = (row: number, key: string) => decided.get(row)?.get(key) ?? known.get(rows[row]!)?.get(key);
-  const candidates = hits;
-  if (withPattern.length > 0) {
-    const verdicts = tests.length > 0 ? await runTests(tests, owner, deadline) : [];
-    for (const c of withPattern) {
-      const verdict = typeof c.test === 'boolean' ? c.test : verdicts[c.test];
-      if (verdict === undefined) undecidedRows.add(c.row);
-      else {
-        if (typeof c.test === 'number') remember(c.row, c.group.patternKey, verdict);
-        if (verdict) candidates.push({ row: c.row, group: c.group });
-      }
-    }
-  }
-  // A group's query, if it has one, decides last, over the logs that passed everything else: each
-  // log's distinct queries together over one view of it (matchEach), logs in order, until the deadline.
-  const needs = new Map<number, Map<string, Query>>();
-  for (const { row, group } of candidates) {
-    if (group.query === null || undecidedRows.has(row)) continue;
-    const key = group.queryKey;
-    if (verdictOf(row, key) !== undefined) continue;
-    let need = needs.get(row);
-    if (need === undefined) needs.set(row, (need = new Map()));
-    need.set(key, group.query);
-  }
-  if (needs.size > 0) {
-    const pending = [...needs.keys()].sort((a, b) => a - b);
-    if (firstWork === -1 || pending[0]! < firstWork) firstWork = pending[0]!;
-    const keys = pending.map((row) => [...needs.get(row)!.keys()]);
-    const queries = pending.map((row) => [...needs.get(row)!.values()]);
-    const verdicts = await matchEach(pending.map((row) => rows[row]!), (n) => queries[n]!, owner, deadline, { holdMs: MATCH_HOLD_MS });
-    pending.forEach((row, n) => {
-      keys[n]!.forEach((key, k) => {
-        const verdict = verdicts[n]![k];
-        if (verdict === undefined) undecidedRows.add(row);
-        else remember(row, key, verdict);
-      });
-    });
-  }
+  /** Sources folded as the query language compares them, once per distinct source of the batch. */
+  const sourceFolds = new Map<string, string>();
   const results = new Map<M, MatchResult<R>>();
-  for (const { row: i, group } of candidates) {
-    if (undecidedRows.has(i)) continue;
-    if (group.query !== null && verdictOf(i, group.queryKey) !== true) continue;
-    const row = rows[i]!;
+  const count = (row: R, group: Group<M>) => {
     for (const rule of group.rules) {
       if (row.ts < now - rule.windowMs) continue;
       let result = results.get(rule);
@@ -306,19 +259,82 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
       result.count++;
       addToSample(result.sample, row, samples);
     }
+  };
+  const undecided: R[] = [];
+  /** The first log that needed more than level, source and window; -1 while none. */
+  let firstWork = -1;
+  let firstWorkUndecided = false;
+  let heldSince = performance.now();
+  let i = 0;
+  while (i < rows.length) {
+    if (i > 0) {
+      if (performance.now() - heldSince > MATCH_HOLD_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        heldSince = performance.now();
+      }
+      if (Date.now() >= deadline) break;
+    }
+    const pending: Pending[] = [];
+    const waiting: Waiting<R, M>[] = [];
+    const sliceStart = performance.now();
+    const rx = inlineRegexes(sliceStart + SLICE_MS);
+    do {
+      const row = rows[i]!;
+      const level = byLevel[row.level];
+      if (level !== undefined) {
+        let folded: string | null = null;
+        if (row.source !== null) {
+          folded = sourceFolds.get(row.source) ?? null;
+          if (folded === null) sourceFolds.set(row.source, (folded = fold(row.source)));
+        }
+        let view: LogView | undefined;
+        let passed: Group<M>[] | undefined;
+        let wait: Waiting<R, M> | undefined;
+        for (const group of groupsFor(level, folded)) {
+          if (group.source !== null && row.source !== group.source) continue;
+          if (row.ts < now - group.windowMs || row.ts > latest) continue;
+          const predicate = group.predicate;
+          if (predicate !== null) {
+            if (firstWork === -1) firstWork = i;
+            view ??= new LogView(row, known.get(row));
+            const verdict = evaluate(predicate.root, view, rx);
+            if (verdict === false) continue;
+            if (verdict === undefined) {
+              wait ??= { i, row, view, passed: undefined, waiting: [], answers: [] };
+              pending.push({ view, query: predicate, answers: wait.answers, k: wait.waiting.push(group) - 1 });
+              continue;
+            }
+          }
+          (passed ??= []).push(group);
+        }
+        if (wait !== undefined) {
+          wait.passed = passed;
+          waiting.push(wait);
+        } else {
+          if (passed !== undefined) for (const group of passed) count(row, group);
+          if (view?.answers !== undefined) known.delete(row);
+        }
+      }
+      i++;
+    } while (i < rows.length && performance.now() - sliceStart <= SLICE_MS);
+    if (pending.length === 0) continue;
+    await decideWithRegexes(pending, owner, deadline);
+    for (const w of waiting) {
+      if (w.answers.includes(undefined)) {
+        // Undecided: counted for nothing now; the answers it got wait for the next round.
+        if (w.i === firstWork) firstWorkUndecided = true;
+        if (w.view.answers !== undefined) known.set(w.row, w.view.answers);
+        undecided.push(w.row);
+        continue;
+      }
+      if (w.passed !== undefined) for (const group of w.passed) count(w.row, group);
+      w.answers.forEach((verdict, k) => verdict && count(w.row, w.waiting[k]!));
+      known.delete(w.row);
+    }
   }
-  const undecided = [...undecidedRows].sort((a, b) => a - b);
-  for (const i of undecided) {
-    const more = decided.get(i);
-    if (more === undefined) continue;
-    const row = rows[i]!;
-    const map = known.get(row);
-    if (map === undefined) known.set(row, more);
-    else for (const [key, verdict] of more) map.set(key, verdict);
-  }
-  // A decided log needs nothing kept.
-  for (const i of carried) if (!undecidedRows.has(i)) known.delete(rows[i]!);
-  return { results, undecided: undecided.map((i) => rows[i]!), stalled: firstWork !== -1 && undecidedRows.has(firstWork) };
+  // Past the deadline: the logs not reached are not decided (more logs than fit in the slice, not a stall).
+  for (; i < rows.length; i++) if (byLevel[rows[i]!.level] !== undefined) undecided.push(rows[i]!);
+  return { results, undecided, stalled: firstWork !== -1 && firstWorkUndecided };
 }
 
 /** Keeps the `max` newest logs (by timestamp, newest first) in `sample`. */

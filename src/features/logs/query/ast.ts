@@ -34,6 +34,8 @@ export interface RegexLeaf {
   readonly source: string;
   readonly pattern: Pattern;
   readonly target: RegexTarget;
+  /** Its source and target as one string: the same test on the same text, whichever query holds it. */
+  readonly key: string;
 }
 
 export type Node =
@@ -73,3 +75,8 @@ export type Value =
   | (At & { readonly kind: 'range'; readonly lo: number | undefined; readonly loInclusive: boolean; readonly hi: number | undefined; readonly hiInclusive: boolean })
   /** `(a OR b)`: any of them. */
   | (At & { readonly kind: 'list'; readonly values: readonly Value[] });
+
+/** RegexLeaf.key of a regex on a target. */
+export function regexKey(source: string, target: RegexTarget): string {
+  return JSON.stringify([source, target]);
+}

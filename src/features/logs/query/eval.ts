@@ -1,11 +1,36 @@
-import type { Node, RegexTarget, TermWord, Value, Words } from './ast.js';
+import type { Node, RegexLeaf, RegexTarget, TermWord, Value, Words } from './ast.js';
 import { globMatch, scalarText, toNumber } from './text.js';
 import type { LogView } from './view.js';
 
 /** true, false, or undefined: not known (a regular expression not run, or not decided in time). */
 export type T3 = boolean | undefined;
-/** The answers of the regular expressions for one log, by RegexLeaf.id; null before they run. */
-export type RegexAnswers = ((id: number) => T3) | null;
+/** The answer of a regular expression on a log, undefined while not known; null: none is known (the pass before they run). */
+export type RegexAnswers = ((leaf: RegexLeaf, view: LogView) => T3) | null;
+
+/**
+ * Answers for the in-memory pass: what the log's view already keeps, or a test cheap enough for the
+ * event loop (Pattern.cheap on every text) run on the spot, while performance.now() is before
+ * `until` (the pass's time slice); the answer is kept on the view. A costly test, or any past
+ * `until`, is left undecided for the regex runner.
+ */
+export function inlineRegexes(until: number): RegexAnswers {
+  return (leaf, view) => {
+    const kept = view.answers?.get(leaf.key);
+    if (kept !== undefined) return kept;
+    if (performance.now() > until) return undefined;
+    const texts = regexTexts(leaf.target, view);
+    for (const text of texts) if (!leaf.pattern.cheap(text)) return undefined;
+    let answer = false;
+    for (const text of texts) {
+      if (leaf.pattern.test(text)) {
+        answer = true;
+        break;
+      }
+    }
+    (view.answers ??= new Map()).set(leaf.key, answer);
+    return answer;
+  };
+}
 
 /** Kleene's three-valued logic: a known answer is never changed by an unknown one. */
 function any<T>(items: readonly T[], f: (item: T) => T3): T3 {
@@ -18,25 +43,30 @@ function any<T>(items: readonly T[], f: (item: T) => T3): T3 {
   return out;
 }
 
-function all<T>(items: readonly T[], f: (item: T) => T3): T3 {
-  let out: T3 = true;
-  for (const item of items) {
-    const r = f(item);
-    if (r === false) return false;
-    if (r === undefined) out = undefined;
-  }
-  return out;
-}
-
 /** Decides one log. With `rx` null, regular expressions are unknown, and so is any answer that depends on them. */
 export function evaluate(node: Node, view: LogView, rx: RegexAnswers): T3 {
   switch (node.kind) {
     case 'all':
       return true;
-    case 'and':
-      return all(node.children, (c) => evaluate(c, view, rx));
-    case 'or':
-      return any(node.children, (c) => evaluate(c, view, rx));
+    case 'and': {
+      // Loops, not all()/any(): this runs for every log and query, and a closure per node is garbage.
+      let out: T3 = true;
+      for (const c of node.children) {
+        const r = evaluate(c, view, rx);
+        if (r === false) return false;
+        if (r === undefined) out = undefined;
+      }
+      return out;
+    }
+    case 'or': {
+      let out: T3 = false;
+      for (const c of node.children) {
+        const r = evaluate(c, view, rx);
+        if (r === true) return true;
+        if (r === undefined) out = undefined;
+      }
+      return out;
+    }
     case 'not': {
       const r = evaluate(node.child, view, rx);
       return r === undefined ? undefined : !r;
@@ -44,26 +74,28 @@ export function evaluate(node: Node, view: LogView, rx: RegexAnswers): T3 {
     case 'term':
       return termMatches(node, view, false);
     case 'phrase':
-      return view.messageFolded.includes(node.folded) || view.scalars.some((s) => s.isString && s.folded.includes(node.folded));
+      return view.hasPhrase(node.folded, false);
     case 'regex':
-      return rx ? rx(node.regex.id) : undefined;
+      return rx ? rx(node.regex, view) : undefined;
     case 'field': {
       const { field, value } = node;
       switch (field.kind) {
         case 'level':
-          return onNumber(value, view.log.level, rx);
+          return onNumber(value, view.log.level, view, rx);
         case 'timestamp':
-          return onNumber(value, view.log.ts, rx);
+          return onNumber(value, view.log.ts, view, rx);
         case 'message':
           return onMessage(value, view, rx);
         case 'source':
-          return onValues(value, view.log.source === null ? [] : [view.log.source], view, rx);
+          return onValues(value, view.log.source === null ? NO_VALUES : [view.log.source], view, rx);
         case 'meta':
           return onValues(value, view.values(field.path), view, rx);
       }
     }
   }
 }
+
+const NO_VALUES: readonly unknown[] = [];
 
 function inRange(v: Extract<Value, { kind: 'range' }>, n: number): boolean {
   if (v.lo !== undefined && (v.loInclusive ? n < v.lo : n <= v.lo)) return false;
@@ -72,16 +104,16 @@ function inRange(v: Extract<Value, { kind: 'range' }>, n: number): boolean {
 }
 
 /** level and timestamp: always present numbers. */
-function onNumber(value: Value, n: number, rx: RegexAnswers): T3 {
+function onNumber(value: Value, n: number, view: LogView, rx: RegexAnswers): T3 {
   switch (value.kind) {
     case 'exists':
       return true;
     case 'range':
       return inRange(value, n);
     case 'list':
-      return any(value.values, (v) => onNumber(v, n, rx));
+      return any(value.values, (v) => onNumber(v, n, view, rx));
     case 'regex':
-      return rx ? rx(value.regex.id) : undefined;
+      return rx ? rx(value.regex, view) : undefined;
     default:
       return false;
   }
@@ -94,9 +126,9 @@ function onMessage(value: Value, view: LogView, rx: RegexAnswers): T3 {
     case 'words':
       return termMatches(value, view, true);
     case 'phrase':
-      return view.messageFolded.includes(value.folded);
+      return view.hasPhrase(value.folded, true);
     case 'regex':
-      return rx ? rx(value.regex.id) : undefined;
+      return rx ? rx(value.regex, view) : undefined;
     case 'list':
       return any(value.values, (v) => onMessage(v, view, rx));
     default:
@@ -112,7 +144,7 @@ function onValues(value: Value, values: readonly unknown[], view: LogView, rx: R
     case 'list':
       return any(value.values, (v) => onValues(v, values, view, rx));
     case 'regex':
-      return rx ? rx(value.regex.id) : undefined;
+      return rx ? rx(value.regex, view) : undefined;
     case 'exact':
       return values.some((v) => v === value.text);
     case 'range':
@@ -161,12 +193,9 @@ function adjacent(term: readonly TermWord[], words: readonly string[]): boolean 
 function termMatches(t: Words, view: LogView, messageOnly: boolean): boolean {
   if (t.any) return true;
   const words = t.words;
-  if (words.length === 0) {
-    // Nothing to split into words (`=>`): the text itself, as a phrase.
-    if (view.messageFolded.includes(t.folded)) return true;
-    return !messageOnly && view.scalars.some((s) => s.isString && s.folded.includes(t.folded));
-  }
-  if (words.length === 1 && 'word' in words[0]!) return (messageOnly ? view.messageWordSet : view.allWords).has(words[0].word);
+  // Nothing to split into words (`=>`): the text itself, as a phrase.
+  if (words.length === 0) return view.hasPhrase(t.folded, messageOnly);
+  if (words.length === 1 && 'word' in words[0]!) return view.hasWord(words[0].word, messageOnly);
   if (adjacent(words, view.messageWords)) return true;
   return !messageOnly && view.scalars.some((s) => adjacent(words, view.scalarWords(s)));
 }

@@ -23,8 +23,8 @@
 import { levelName } from '../levels.js';
 import type { Pattern } from '../pattern.js';
 import { runTests, SLICE_MS, type RegexTest } from '../regex-runner.js';
-import type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words } from './ast.js';
-import { evaluate, regexTexts, type T3 } from './eval.js';
+import { regexKey, type Field, type Node, type RegexLeaf, type RegexTarget, type TermWord, type Value, type Words } from './ast.js';
+import { evaluate, inlineRegexes, regexTexts, type RegexAnswers, type T3 } from './eval.js';
 import { narrow, type Narrowing } from './narrow.js';
 import { GROUP_BY_PATH, parse, parseField, QUERY_PATH } from './parse.js';
 import { fold, scalarText } from './text.js';
@@ -33,6 +33,8 @@ import { LogView, metadataOf, resolvePath, type QueryLog } from './view.js';
 export type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words, Narrowing, QueryLog };
 export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY_PATH } from './parse.js';
 export { FOLDS_TO_ASCII, fold } from './text.js';
+export { evaluate, inlineRegexes, type T3 } from './eval.js';
+export { LogView } from './view.js';
 
 export interface Query {
   readonly text: string;
@@ -96,6 +98,7 @@ export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number
     /** The slice's (log, query) pairs whose answer waits on regular expressions. */
     const pending: Pending[] = [];
     const sliceStart = performance.now();
+    const rx = inlineRegexes(sliceStart + SLICE_MS);
     do {
       const queries = queriesOf(i);
       const answers: T3[] = new Array(queries.length);
@@ -108,7 +111,7 @@ export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number
           continue;
         }
         view ??= new LogView(logs[i]!);
-        const r = evaluate(query.root, view, null);
+        const r = evaluate(query.root, view, rx);
         if (r === undefined) pending.push({ view, query, answers, k });
         else answers[k] = r;
       }
@@ -122,7 +125,7 @@ export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number
 }
 
 /** A query on a log that the in-memory pass could not decide without its regular expressions. */
-interface Pending {
+export interface Pending {
   view: LogView;
   query: Query;
   /** Where the verdict goes: answers[k]. */
@@ -133,39 +136,51 @@ interface Pending {
 /**
  * Runs the regular expressions of the pending (log, query) pairs in one batch (each regex on each
  * of its texts, once per log even when several of its queries hold the same regex on the same
- * field) and decides the pairs with their answers.
+ * field; none whose answer the log's view already keeps) and decides the pairs with their answers.
  */
-async function decideWithRegexes(pending: readonly Pending[], owner: string, deadline: number): Promise<void> {
+export async function decideWithRegexes(pending: readonly Pending[], owner: string, deadline: number): Promise<void> {
   const tests: RegexTest[] = [];
-  const spansOf = new Map<LogView, Map<string, [number, number]>>();
-  const spans = pending.map(({ view, query }) => {
+  /** Per log, per RegexLeaf.key: the span [from, to) of its tests, or its known answer. */
+  const spansOf = new Map<LogView, Map<string, [number, number] | boolean>>();
+  for (const { view, query } of pending) {
     let byLeaf = spansOf.get(view);
     if (byLeaf === undefined) spansOf.set(view, (byLeaf = new Map()));
-    return query.regexes.map((leaf) => {
-      const key = JSON.stringify([leaf.source, leaf.target]);
-      let span = byLeaf.get(key);
-      if (span === undefined) {
-        const from = tests.length;
-        for (const text of regexTexts(leaf.target, view)) tests.push({ pattern: leaf.pattern, text });
-        byLeaf.set(key, (span = [from, tests.length]));
+    for (const leaf of query.regexes) {
+      if (byLeaf.has(leaf.key)) continue;
+      const known = view.answers?.get(leaf.key);
+      if (known !== undefined) {
+        byLeaf.set(leaf.key, known);
+        continue;
       }
-      return span;
-    });
-  });
-  const results = await runTests(tests, owner, deadline);
-  pending.forEach(({ view, query, answers, k }, n) => {
-    const regexAnswers: T3[] = spans[n]!.map(([from, to]) => {
-      let answer: T3 = false;
-      for (let t = from; t < to; t++) {
-        const r = results[t];
-        if (r === true) return true;
-        if (r === undefined) answer = undefined;
-      }
-      return answer;
-    });
-    answers[k] = evaluate(query.root, view, (id) => regexAnswers[id]);
-  });
+      const from = tests.length;
+      for (const text of regexTexts(leaf.target, view)) tests.push({ pattern: leaf.pattern, text });
+      byLeaf.set(leaf.key, [from, tests.length]);
+    }
+  }
+  const results = tests.length > 0 ? await runTests(tests, owner, deadline) : [];
+  const answerOf = (span: [number, number] | boolean): T3 => {
+    if (typeof span === 'boolean') return span;
+    let answer: T3 = false;
+    for (let t = span[0]; t < span[1]; t++) {
+      const r = results[t];
+      if (r === true) return true;
+      if (r === undefined) answer = undefined;
+    }
+    return answer;
+  };
+  // The view keeps each answer found (see LogView.answers); then every pair is decided from them.
+  for (const [view, byLeaf] of spansOf) {
+    for (const [key, span] of byLeaf) {
+      if (typeof span === 'boolean') continue;
+      const answer = answerOf(span);
+      if (answer !== undefined) (view.answers ??= new Map()).set(key, answer);
+    }
+  }
+  for (const { view, query, answers, k } of pending) answers[k] = evaluate(query.root, view, keptAnswer);
 }
+
+/** rx from what a view keeps alone. */
+const keptAnswer: RegexAnswers = (leaf, view) => view.answers?.get(leaf.key);
 
 /** What SQL may use to narrow the rows (a superset); {} when nothing is known. See Narrowing. */
 export function narrowing(query: Query): Narrowing {
@@ -235,7 +250,8 @@ export function withFilter(query: Query, filter: LegacyFilter): Query {
   if (filter.source !== undefined) nodes.push(field('source', { kind: 'exact', text: filter.source, ...none }));
   if (filter.q !== undefined) nodes.push(field('message', { kind: 'phrase', text: filter.q, folded: fold(filter.q), ...none }));
   if (filter.pattern !== undefined) {
-    const leaf: RegexLeaf = { id: regexes.length, source: filter.pattern.source, pattern: filter.pattern, target: { kind: 'message' } };
+    const target: RegexTarget = { kind: 'message' };
+    const leaf: RegexLeaf = { id: regexes.length, source: filter.pattern.source, pattern: filter.pattern, target, key: regexKey(filter.pattern.source, target) };
     regexes.push(leaf);
     nodes.push({ kind: 'regex', regex: leaf, ...none });
   }

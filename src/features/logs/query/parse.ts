@@ -1,7 +1,7 @@
 import { AppError } from '../../../errors.js';
 import { levelIndex } from '../levels.js';
 import { checkPattern, RE2_UNSUPPORTED } from '../pattern.js';
-import type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words } from './ast.js';
+import { regexKey, type Field, type Node, type RegexLeaf, type RegexTarget, type TermWord, type Value, type Words } from './ast.js';
 import { fold, isWordChar, makeGlob, ONE, parseTime, STAR, toNumber, type GlobPart } from './text.js';
 
 export const MAX_QUERY_CHARS = 2000;
@@ -261,7 +261,7 @@ class Parser {
     this.p++;
     const checked = checkPattern(source);
     if (!checked.ok) this.fail(open, checked.costly ? `a cheaper regular expression: ${checked.why}` : `a valid RE2 regular expression (${checked.why}); ${RE2_UNSUPPORTED}`);
-    const leaf: RegexLeaf = { id: this.regexes.length, source, pattern: checked.pattern, target };
+    const leaf: RegexLeaf = { id: this.regexes.length, source, pattern: checked.pattern, target, key: regexKey(source, target) };
     this.regexes.push(leaf);
     return leaf;
   }

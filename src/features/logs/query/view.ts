@@ -95,11 +95,18 @@ export class LogView {
   #msgWords: string[] | undefined;
   #msgWordSet: Set<string> | undefined;
   #scalars: Scalar[] | undefined;
-  #allWords: Set<string> | undefined;
-  #paths = new Map<string, unknown[]>();
-  #folds = new Map<string, string>();
+  #paths: Map<string, unknown[]> | undefined;
+  #folds: Map<string, string> | undefined;
 
-  constructor(readonly log: QueryLog) {}
+  /**
+   * The answers of the regular expressions run on the log so far (by RegexLeaf.key), starting from
+   * those given: a caller that decides a log over several rounds (alert evaluation) carries them to
+   * the next round instead of running the tests again.
+   */
+  constructor(
+    readonly log: QueryLog,
+    public answers?: Map<string, boolean>,
+  ) {}
 
   get meta(): unknown {
     if (!this.#metaRead) {
@@ -129,27 +136,35 @@ export class LogView {
     return (s.words ??= wordsOf(s.folded));
   }
 
-  /** Words of the message and of every metadata value. */
-  get allWords(): Set<string> {
-    if (!this.#allWords) {
-      const set = new Set(this.messageWords);
-      for (const s of this.scalars) for (const w of this.scalarWords(s)) set.add(w);
-      this.#allWords = set;
-    }
-    return this.#allWords;
+  /** Whether `word` (folded) is a word of the message, or of a metadata value unless `messageOnly`. A substring check first: most logs lack it. */
+  hasWord(word: string, messageOnly: boolean): boolean {
+    if (this.messageFolded.includes(word) && this.messageWordSet.has(word)) return true;
+    if (messageOnly) return false;
+    for (const s of this.scalars) if (s.folded.includes(word) && this.scalarWords(s).includes(word)) return true;
+    return false;
+  }
+
+  /** Whether `folded` occurs in the message, or in a metadata string value unless `messageOnly`. */
+  hasPhrase(folded: string, messageOnly: boolean): boolean {
+    if (this.messageFolded.includes(folded)) return true;
+    if (messageOnly) return false;
+    for (const s of this.scalars) if (s.isString && s.folded.includes(folded)) return true;
+    return false;
   }
 
   /** The values at a metadata path, arrays flattened. */
   values(path: readonly string[]): unknown[] {
-    const key = JSON.stringify(path);
-    let hit = this.#paths.get(key);
-    if (!hit) this.#paths.set(key, (hit = resolvePath(this.meta, path)));
+    const key = path.length === 1 ? path[0]! : JSON.stringify(path);
+    const paths = (this.#paths ??= new Map());
+    let hit = paths.get(key);
+    if (!hit) paths.set(key, (hit = resolvePath(this.meta, path)));
     return hit;
   }
 
   fold(s: string): string {
-    let hit = this.#folds.get(s);
-    if (hit === undefined) this.#folds.set(s, (hit = fold(s)));
+    const folds = (this.#folds ??= new Map());
+    let hit = folds.get(s);
+    if (hit === undefined) folds.set(s, (hit = fold(s)));
     return hit;
   }
 }
