@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseDuration } from './duration.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { DEFAULT_INGEST_RATES, PLAN_NAMES, type PlanName } from './features/plans/plans.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -114,7 +114,7 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = value(name) ?? fallback;
     const ms = parseDuration(raw);
     if (ms === undefined || ms < minMs || ms > maxMs) {
-      problems.push(`${name} must be a duration such as 900, 900s, 15m, 12h or 7d, between ${minMs / 1000}s and ${maxMs / 86_400_000}d (got "${raw}")`);
+      problems.push(`${name} must be a duration such as 900, 900s, 15m, 12h or 7d (a number alone is seconds), between ${formatDuration(Math.max(1000, minMs))} and ${formatDuration(maxMs)} (got "${raw}")`);
       return parseDuration(fallback)!;
     }
     return ms;
@@ -206,10 +206,10 @@ export function loadConfig(env: Env = process.env): Config {
     ingestCommitMaxLogs: integer('INGEST_COMMIT_MAX_LOGS', 20_000, 1_000, 1_000_000),
     ingestQueueMaxBytes: integer('INGEST_QUEUE_MAX_BYTES', 256 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
     ingestCommitMaxBytes: integer('INGEST_COMMIT_MAX_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
-    queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 100, 600_000),
+    queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 1_000, 600_000),
     searchIndex: boolean('SEARCH_INDEX', true),
     indexBlockLogs: integer('INDEX_BLOCK_LOGS', 4096, 16, 1_000_000),
-    indexIntervalMs: duration('INDEX_INTERVAL', '1s', 10, 3_600_000),
+    indexIntervalMs: duration('INDEX_INTERVAL', '1s', 1_000, 3_600_000),
     ingestProjectInflightBytes: integer('INGEST_PROJECT_INFLIGHT_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     groupByMaxValues: integer('GROUP_BY_MAX_VALUES', 10_000, 10, 1_000_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),

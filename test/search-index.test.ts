@@ -3,7 +3,7 @@
  * into projects in several requests (blocks of 16 logs here, so a few hundred logs make many
  * blocks, with an unsummarised tail); random query trees and legacy `q` substrings are then walked
  * page by page with the index on, with every block forced to "maybe", and with the index off (the
- * scan): every page and cursor must be the same. Again after retention deleted logs under existing
+ * scan): every page and cursor must be the same, and so must the stats of the same filter. Again after retention deleted logs under existing
  * summaries. And a needle reads only the blocks that may hold it (counted, not timed).
  *
  * LOGLANE_PROPERTY_RUNS sets the runs per engine (default 120; half of it after the deletes); LOGLANE_PROPERTY_SEED replays.
@@ -61,6 +61,19 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     throw new Error('too many pages');
   }
 
+  /** Stats of the same search (no limit or cursor), under one mode of the index. */
+  async function statsOf(mode: Mode, projectId: string, params: URLSearchParams, groupBy: string | undefined): Promise<unknown> {
+    s.app.services.logs.setSearchIndex(mode);
+    const p = new URLSearchParams(params);
+    p.delete('limit');
+    p.set('interval', '1h');
+    if (groupBy !== undefined) p.set('groupBy', groupBy);
+    const res = await s.request('GET', `/v1/projects/${projectId}/logs/stats?${p}`, { token: owner.accessToken });
+    expect(res.status, `${mode} stats ${p}: ${res.text}`).toBe(200);
+    // Compared as values: the order of the names in `levels` follows the order logs were read in.
+    return res.body;
+  }
+
   function paramsOf(query: string | undefined, q: string | undefined, f: Filters, limit: number): URLSearchParams {
     const params = new URLSearchParams({ limit: String(limit), from: String(f.from ?? T0 - DAY), to: String(f.to ?? T1 + 2 * DAY) });
     if (query !== undefined) params.set('query', query);
@@ -79,7 +92,8 @@ describeEngines('the skip index never changes an answer (differential)', (engine
         fc.oneof({ weight: 4, arbitrary: queryText.map((t) => ({ query: t as string | undefined, q: undefined as string | undefined })) }, { weight: 2, arbitrary: fc.constantFrom(...Q_TEXTS).map((q) => ({ query: undefined as string | undefined, q: q as string | undefined })) }),
         fc.option(filters, { freq: 3, nil: undefined }),
         fc.integer({ min: 2, max: 9 }),
-        async (k, { query, q }, filter, limit) => {
+        fc.constantFrom(undefined, 'source', '@status', 'level'),
+        async (k, { query, q }, filter, limit, groupBy) => {
           if (query !== undefined) {
             try {
               parseQuery(query);
@@ -100,6 +114,9 @@ describeEngines('the skip index never changes an answer (differential)', (engine
           expect(on, `${context}: index on`).toEqual(scan);
           expect(forced, `${context}: index forced`).toEqual(scan);
           expect(maybe, `${context}: every block "maybe"`).toEqual(scan);
+          // Stats count every match: through the index, only the blocks that may hold one are read.
+          const counted = await statsOf('off', projectId, params, groupBy);
+          for (const mode of ['on', 'forced', 'all-maybe'] as const) expect(await statsOf(mode, projectId, params, groupBy), `${context}: stats, index ${mode}, groupBy ${groupBy}`).toEqual(counted);
         },
       ),
       { numRuns, ...(SEED !== undefined ? { seed: SEED } : {}) },

@@ -20,7 +20,7 @@ import * as repo from './repository.js';
 import { TailHub, type TailAuthority, type TailHandle, type TailSink } from './tail.js';
 import { createPostgresWriter, createSqliteWriter } from './writer.js';
 import { createIndexBuilder } from './blocks/builder.js';
-import { searchIndexed, type IndexOptions } from './blocks/search.js';
+import { eachIndexed, searchIndexed, type IndexOptions } from './blocks/search.js';
 import { deleteBlocksBefore } from './blocks/store.js';
 
 export interface IngestResult {
@@ -429,6 +429,33 @@ export function createLogsService(deps: {
     const named = new Set<string>();
     let position: { ts: number; seq: number } | undefined;
     const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+    const add = (row: repo.LogRowStored) => {
+      const bucket = row.ts - (((row.ts % ms) + ms) % ms);
+      const key = `${bucket}:${row.level}`;
+      const t = tally.get(key);
+      if (t) t.n++;
+      else tally.set(key, { bucket, level: row.level, n: 1 });
+      if (groups) {
+        let byName = groups.get(bucket);
+        if (!byName) groups.set(bucket, (byName = new Map()));
+        for (let name of groupNames(group!, row)) {
+          if (!named.has(name)) {
+            if (named.size >= config.groupByMaxValues) name = OTHER_GROUP;
+            else named.add(name);
+          }
+          byName.set(name, (byName.get(name) ?? 0) + 1);
+        }
+      }
+    };
+    // A needle's count reads only the blocks that may hold it.
+    if (decidedInApp(filter) && indexOptions.enabled) {
+      const report = await withBudget((ex) => eachIndexed(ex, projectId, filter, narrowed(filter), deadline, indexOptions, add));
+      if (report !== undefined) {
+        if ('outOfBudget' in report) throw outOfBudget();
+        lastIndexReport = report;
+        return { counts: [...tally.values()], groups };
+      }
+    }
     for (;;) {
       const rows = await withBudget((ex) => repo.findPage(ex, projectId, narrowed(filter), position, PATTERN_CHUNK));
       const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline, { sqlDecided: true }) : undefined;
@@ -440,22 +467,7 @@ export function createLogsService(deps: {
           if (verdict === undefined) throw outOfBudget();
           if (!verdict) continue;
         }
-        const bucket = row.ts - (((row.ts % ms) + ms) % ms);
-        const key = `${bucket}:${row.level}`;
-        const t = tally.get(key);
-        if (t) t.n++;
-        else tally.set(key, { bucket, level: row.level, n: 1 });
-        if (groups) {
-          let byName = groups.get(bucket);
-          if (!byName) groups.set(bucket, (byName = new Map()));
-          for (let name of groupNames(group!, row)) {
-            if (!named.has(name)) {
-              if (named.size >= config.groupByMaxValues) name = OTHER_GROUP;
-              else named.add(name);
-            }
-            byName.set(name, (byName.get(name) ?? 0) + 1);
-          }
-        }
+        add(row);
       }
       if (rows.length < PATTERN_CHUNK) return { counts: [...tally.values()], groups };
       if (Date.now() > deadline) throw outOfBudget();

@@ -28,7 +28,8 @@ export function createIndexBuilder(db: Db, options: { blockLogs: number; interva
   async function buildOne(projectId: string, first: number, last: number): Promise<boolean> {
     if (!isPostgres(db)) {
       const s = await summarise(db, projectId, first, last);
-      await saveSummary(db, projectId, s, options.now());
+      // One transaction: a process killed mid-save leaves the block without a summary, never half of one.
+      await db.transaction().execute((tx) => saveSummary(tx, projectId, s, options.now()));
       return true;
     }
     return db.transaction().execute(async (tx) => {

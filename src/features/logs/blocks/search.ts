@@ -39,9 +39,41 @@ function needOfFilter(filter: LogFilter): Need {
   return capItems(needOf(withFilter(filter.query ?? EVERY_LOG, filter).root), MAX_PROBES);
 }
 
+/** A run of seqs to read: a candidate block, or the logs not summarised yet (maxTs unknown: +∞). */
+interface Segment {
+  first: number;
+  last: number;
+  maxTs: number;
+}
+
 /**
- * One page through the index, or undefined when the index would not help (nothing to probe, too
- * many blocks say "maybe", or too many logs are not summarised yet): the caller then scans.
+ * The seq runs a filter must read within [filter.from, upper]: the logs not summarised yet (their
+ * times are not known), then the blocks that may hold a match, newest first. Undefined when the
+ * index would not help (nothing to probe, too many blocks say "maybe", or too many logs are not
+ * summarised yet): the caller then scans. Logs committed after the index state was read are left
+ * out, as from a scan that ran a moment earlier.
+ */
+async function candidateSegments(db: Executor, projectId: string, filter: LogFilter, upper: number, options: IndexOptions): Promise<{ segments: Segment[]; report: IndexReport } | undefined> {
+  if (!options.enabled) return undefined;
+  const need = needOfFilter(filter);
+  const items = [...itemsOf(need)];
+  if (items.length === 0 && !options.force) return undefined;
+  const state = await indexState(db, projectId);
+  if (!state) return undefined;
+  const { lastSeq, next } = state;
+  // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
+  if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
+  const blocks = await blocksInRange(db, projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
+  const index = new Map(items.map((item, i) => [item, i]));
+  const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && ((item) => b.mayHold![index.get(item)!] !== false)));
+  // When most blocks may match, the index saves little and the scan's early stop does better.
+  if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
+  const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, maxTs: b.maxTs }))];
+  return { segments, report: { blocksInRange: blocks.length, blocksRead: 0, rowsRead: 0 } };
+}
+
+/**
+ * One page through the index, or undefined when the index would not help (see candidateSegments).
  * `sqlOnly`: the filter is decided by SQL alone (a legacy `q`), whose pages carry a cursor only
  * when more logs follow; otherwise a full page carries one, as the app's scan does.
  */
@@ -56,29 +88,13 @@ export async function searchIndexed(
   sqlOnly: boolean,
   options: IndexOptions,
 ): Promise<IndexedPage | undefined> {
-  if (!options.enabled) return undefined;
-  const need = needOfFilter(filter);
-  const items = [...itemsOf(need)];
-  if (items.length === 0 && !options.force) return undefined;
-  const state = await indexState(db, projectId);
-  if (!state) return undefined;
-  const { lastSeq, next } = state;
-  // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
-  if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
   const upper = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY);
-  const blocks = await blocksInRange(db, projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
-  const index = new Map(items.map((item, i) => [item, i]));
-  const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && ((item) => b.mayHold![index.get(item)!] !== false)));
-  // When most blocks may match, the index saves little and the scan's early stop does better.
-  if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
-
+  const plan = await candidateSegments(db, projectId, filter, upper, options);
+  if (!plan) return undefined;
+  const { segments, report } = plan;
   const want = sqlOnly ? limit + 1 : limit;
-  const report: IndexReport = { blocksInRange: blocks.length, blocksRead: 0, rowsRead: 0 };
   const found: repo.LogRowStored[] = [];
   const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
-  // The logs not summarised yet first (their times are not known), then the candidates by newest.
-  // (Logs committed after lastSeq was read are left out, as from a scan that ran a moment earlier.)
-  const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, maxTs: b.maxTs }))];
   for (const seg of segments) {
     if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
     const rows = await repo.findInSeqRange(db, projectId, sqlFilter, before, seg.first, seg.last, seg.last - seg.first + 1);
@@ -101,4 +117,35 @@ export async function searchIndexed(
   const last = page[page.length - 1];
   const more = sqlOnly ? found.length > limit : found.length >= limit;
   return { data: page, nextCursor: more && last ? { ts: Number(last.ts), seq: Number(last.seq) } : null, report };
+}
+
+/**
+ * Every log matching the filter, through the index (stats): only the candidate blocks and the logs
+ * not summarised yet are read, each decided by the one predicate and handed to `onMatch`. Undefined
+ * when the index would not help (the caller scans); `outOfBudget` when a log could not be decided
+ * by `deadline` (then nothing handed over may be used).
+ */
+export async function eachIndexed(
+  db: Executor,
+  projectId: string,
+  filter: LogFilter,
+  sqlFilter: LogFilter,
+  deadline: number,
+  options: IndexOptions,
+  onMatch: (row: repo.LogRowStored) => void,
+): Promise<IndexReport | { outOfBudget: true } | undefined> {
+  const plan = await candidateSegments(db, projectId, filter, filter.to ?? Number.POSITIVE_INFINITY, options);
+  if (!plan) return undefined;
+  const { segments, report } = plan;
+  for (const seg of segments) {
+    const rows = await repo.findInSeqRange(db, projectId, sqlFilter, undefined, seg.first, seg.last, seg.last - seg.first + 1);
+    report.blocksRead++;
+    report.rowsRead += rows.length;
+    const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
+    for (let i = 0; i < rows.length; i++) {
+      if (verdicts[i] === undefined) return { outOfBudget: true };
+      if (verdicts[i]) onMatch(rows[i]!);
+    }
+  }
+  return report;
 }

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { isPostgres } from '../../../db/lock.js';
 import type { Executor } from '../../../db/types.js';
 import { BUCKET_BYTES, buildBloom, bucketMayHold, hashItem, type ItemHash } from './bloom.js';
+import { batchBytes } from '../ingest-queue.js';
 import { addLogItems } from './items.js';
 
 /** Buckets per stored part of a filter (2 KiB). */
@@ -58,8 +59,14 @@ export async function projectsBehind(db: Executor, blockLogs: number, limit: num
   return rows.map((r) => ({ id: r.id, next: Number(r.indexed) + 1, lastSeq: Number(r.last_seq) }));
 }
 
-/** Logs read per round while summarising (at most 128 KiB each: 32 MiB a round). */
-const SUMMARY_READ = 256;
+/**
+ * Logs read per round while summarising: a read is one synchronous call on SQLite, so its size is
+ * a stall. Each block starts at SUMMARY_READ_FIRST logs (at most 128 KiB each: 4 MiB), doubles up
+ * to SUMMARY_READ_MAX while a round's text stays under SUMMARY_READ_BYTES, halves when past it.
+ */
+const SUMMARY_READ_FIRST = 32;
+const SUMMARY_READ_MAX = 256;
+const SUMMARY_READ_BYTES = 1024 * 1024;
 /** Distinct items one block's filter may hold; past it the block keeps no filter (16 bits each: 512 KiB). */
 const MAX_ITEMS_PER_BLOCK = 262_144;
 /** Summarising is CPU work on the event loop: it yields at least this often. */
@@ -77,14 +84,18 @@ export async function summarise(db: Executor, projectId: string, first: number, 
   let logs = 0;
   let items: Set<string> | undefined = new Set<string>();
   let slice = Date.now();
-  for (let from = first; from <= last; from += SUMMARY_READ) {
+  let read = SUMMARY_READ_FIRST;
+  let from = first;
+  while (from <= last) {
     const rows = await db
       .selectFrom('logs')
       .select(['ts', 'level', 'source', 'message', 'metadata'])
       .where('project_id', '=', projectId)
       .where('seq', '>=', from)
-      .where('seq', '<=', Math.min(last, from + SUMMARY_READ - 1))
+      .where('seq', '<=', Math.min(last, from + read - 1))
       .execute();
+    const bytes = batchBytes(rows);
+    const nextRead = bytes > 4 * SUMMARY_READ_BYTES ? Math.max(1, read >> 1) : bytes < SUMMARY_READ_BYTES ? Math.min(SUMMARY_READ_MAX, read * 2) : read;
     for (const r of rows) {
       const ts = Number(r.ts);
       if (ts < minTs) minTs = ts;
@@ -98,6 +109,8 @@ export async function summarise(db: Executor, projectId: string, first: number, 
         slice = Date.now();
       }
     }
+    from += read;
+    read = nextRead;
   }
   return { firstSeq: first, lastSeq: last, minTs, maxTs, levelMask, logs, bloom: items ? buildBloom(items, items.size) : undefined };
 }
