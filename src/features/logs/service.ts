@@ -369,7 +369,8 @@ export function createLogsService(deps: {
         this.recheckTails().catch((err: unknown) => log.warn({ err }, 'could not recheck live tails'));
       }, TAIL_RECHECK_MS);
       tailCheckTimer.unref();
-      indexBuilder.start();
+      // SEARCH_INDEX=off: searches scan and nothing builds in the background (buildIndex() still builds).
+      if (config.searchIndex) indexBuilder.start();
     },
 
     /** Summarises what is due for the skip index now (tests; the builder also runs on its own). */
