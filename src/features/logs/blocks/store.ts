@@ -138,12 +138,16 @@ export async function saveSummary(db: Executor, projectId: string, s: Summary, b
 export async function blocksInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined, items: string[]): Promise<BlockRow[]> {
   const hashes: ItemHash[] = items.map(hashItem);
   const pg = isPostgres(db);
+  // The constants are literals: better-sqlite3 binds every JS number as a REAL, and `bucket / 64.0`
+  // is then no part number (a probe that finds no part says "maybe": the index would rule nothing out).
+  const partBuckets = sql.lit(PART_BUCKETS);
+  const bucketBytes = sql.lit(BUCKET_BYTES);
   const probes = hashes.map((h, i) => {
-    const bucket = sql`(cast(${h.bucket} as bigint) % nullif(b.buckets, 0))`;
+    const bucket = sql`(cast(${sql.lit(h.bucket)} as bigint) % nullif(b.buckets, 0))`;
     const slice = pg
-      ? sql`substring(p.bits from cast((${bucket} % ${PART_BUCKETS}) * ${BUCKET_BYTES} + 1 as integer) for ${BUCKET_BYTES})`
-      : sql`substr(p.bits, (${bucket} % ${PART_BUCKETS}) * ${BUCKET_BYTES} + 1, ${BUCKET_BYTES})`;
-    return sql`(select ${slice} from log_block_blooms p where p.project_id = b.project_id and p.first_seq = b.first_seq and p.part = ${bucket} / ${PART_BUCKETS})`.as(`i${i}`);
+      ? sql`substring(p.bits from cast((${bucket} % ${partBuckets}) * ${bucketBytes} + 1 as integer) for ${bucketBytes})`
+      : sql`substr(p.bits, (${bucket} % ${partBuckets}) * ${bucketBytes} + 1, ${bucketBytes})`;
+    return sql`(select ${slice} from log_block_blooms p where p.project_id = b.project_id and p.first_seq = b.first_seq and p.part = ${bucket} / ${partBuckets})`.as(`i${i}`);
   });
   let q = db
     .selectFrom('log_blocks as b')
