@@ -48,6 +48,12 @@ export const SOURCES = SOURCE_SHARES.map(([s]) => s);
 export const RARE_TERM = 'req_c0ffee5eed42d00d';
 /** An RE2 pattern that matches exactly the logs holding RARE_TERM. */
 export const RARE_PATTERN = 'req_c0ffee[0-9a-f]{10}';
+/** A request id (metadata `reqId`, and `req=` in api and web messages) held by exactly NEEDLE_LOGS logs, spread over the whole range. */
+export const NEEDLE_REQ_ID = 'req_5eed1e5eed1e5eed';
+export const NEEDLE_LOGS = 5;
+/** A request id no log holds. */
+export const ABSENT_REQ_ID = 'req_0000000000000000';
+
 /** How many logs get RARE_TERM per range: [newest - 1 h, newest], [-24 h, -1 h), older. */
 export const RARE_PER_RANGE = 10;
 const HOUR_MS = 3_600_000;
@@ -130,7 +136,11 @@ export class LogGenerator {
     this.rand = seededRandom(seed);
     this.rareIndices = rarePlantIndices(total, startMs, endMs);
     this.rare = new Set(this.rareIndices);
+    this.needles = new Set(Array.from({ length: Math.min(NEEDLE_LOGS, total) }, (_, k) => Math.floor(((k + 0.5) * total) / NEEDLE_LOGS)));
   }
+
+  /** The logs whose request id is NEEDLE_REQ_ID. */
+  readonly needles: Set<number>;
 
   /** How many of the logs have ts >= fromMs (binary search over the even spread). */
   countSince(fromMs: number): number {
@@ -198,7 +208,8 @@ export class LogGenerator {
     const bad = level >= 4;
     const warn = level === 3;
     const durationMs = bad ? this.int(50, 30_000) : warn ? this.int(800, 5000) : this.int(1, 400);
-    const requestId = `req_${this.hex(16)}`;
+    const drawn = `req_${this.hex(16)}`;
+    const requestId = this.needles.has(index) ? NEEDLE_REQ_ID : drawn;
     let status = bad ? this.pick([500, 502, 503, 504]) : warn ? this.pick([200, 404, 409, 429]) : this.pick([200, 200, 200, 201, 204, 304]);
     let message: string;
     // The request's route, as pino-http and OpenTelemetry record it (no ids, no query string).
