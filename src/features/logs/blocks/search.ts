@@ -1,11 +1,12 @@
 /**
  * Search through the skip index: the query's tree says, per block summary, "no" or "maybe"; only
  * "maybe" blocks and the logs not yet summarised are read, newest block first, and reading stops
- * once the page is full and no block left can hold a log newer than its last. The one predicate
- * (filter.ts matchAll) still decides every log read, so the answer is the scan's.
+ * once the page is full and no block left can hold a log newer than its last. A block's logs go
+ * through the query's raw-text prefilter (query/prefilter.ts) first; the one predicate (filter.ts
+ * matchAll) still decides every log that passes, so the answer is the scan's.
  */
 import type { Executor } from '../../../db/types.js';
-import { EVERY_LOG, withFilter } from '../query/index.js';
+import { EVERY_LOG, prefilterOf, withFilter } from '../query/index.js';
 import { matchAll, type LogFilter } from '../filter.js';
 import * as repo from '../repository.js';
 import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
@@ -92,14 +93,16 @@ export async function searchIndexed(
   const plan = await candidateSegments(db, projectId, filter, upper, options);
   if (!plan) return undefined;
   const { segments, report } = plan;
+  const prefilter = filter.query && prefilterOf(filter.query.root);
   const want = sqlOnly ? limit + 1 : limit;
   const found: repo.LogRowStored[] = [];
   const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
   for (const seg of segments) {
     if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
-    const rows = await repo.findInSeqRange(db, projectId, sqlFilter, before, seg.first, seg.last, seg.last - seg.first + 1);
+    const read = await repo.findInSeqRange(db, projectId, sqlFilter, before, seg.first, seg.last, seg.last - seg.first + 1);
     report.blocksRead++;
-    report.rowsRead += rows.length;
+    report.rowsRead += read.length;
+    const rows = prefilter ? read.filter(prefilter) : read;
     const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
     if (verdicts.some((v) => v === undefined)) {
       // Out of time. What is newer than anything this block and those after it can hold is final.
@@ -137,10 +140,12 @@ export async function eachIndexed(
   const plan = await candidateSegments(db, projectId, filter, filter.to ?? Number.POSITIVE_INFINITY, options);
   if (!plan) return undefined;
   const { segments, report } = plan;
+  const prefilter = filter.query && prefilterOf(filter.query.root);
   for (const seg of segments) {
-    const rows = await repo.findInSeqRange(db, projectId, sqlFilter, undefined, seg.first, seg.last, seg.last - seg.first + 1);
+    const read = await repo.findInSeqRange(db, projectId, sqlFilter, undefined, seg.first, seg.last, seg.last - seg.first + 1);
     report.blocksRead++;
-    report.rowsRead += rows.length;
+    report.rowsRead += read.length;
+    const rows = prefilter ? read.filter(prefilter) : read;
     const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
     for (let i = 0; i < rows.length; i++) {
       if (verdicts[i] === undefined) return { outOfBudget: true };
