@@ -17,7 +17,7 @@
  *   absent value, 7 days               query=@reqId:req_0000…                           < 50 ms
  *
  * then the same with the server restarted with SEARCH_INDEX=off (the scan; fewer runs, they are
- * slow). The index's size is read from the database next to the logs'.
+ * slow; QUERY_TIME_BUDGET=60s unless set, so that they are measured rather than cut off). The index's size is read from the database next to the logs'.
  *
  * Ingest: two fresh databases, `--clients` clients sending bench:ingest's batches for
  * `--ingest-duration` seconds, first with SEARCH_INDEX=off (no builder), then on, where the builder
@@ -303,6 +303,8 @@ async function benchIngest(engine: Engine, options: Options, failures: string[])
 
 async function main(): Promise<void> {
   const options = optionsOrExit(parseOptions, USAGE);
+  // Slow searches (the scan, with the index off) are measured, not cut off at the default 5 s.
+  process.env.QUERY_TIME_BUDGET ??= '60s';
   console.log(`Skip index benchmark: ${os.cpus().length} CPUs, Node ${process.version}`);
   const failures: string[] = [];
   for (const engine of options.engines) {
