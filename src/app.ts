@@ -76,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   const services = createServices({ config, database, secretKey: deps.secretKey, clock, log: logger });
   installValidators(app);
-  installErrorHandling(app);
+  installErrorHandling(app, { isRetryable: (err) => services.store.isRetryable(err) });
   // JSON only: a text/plain body is a 415, not a string handed to a route.
   app.removeContentTypeParser('text/plain');
 

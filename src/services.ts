@@ -6,7 +6,18 @@ import { createAccessTokens } from './features/accounts/tokens.js';
 import { liveSessions } from './features/accounts/sessions.js';
 import { EvaluationQueue } from './features/alerts/evaluation-queue.js';
 import { createAlertsService } from './features/alerts/service.js';
+import { createIndexBuilder } from './features/logs/blocks/builder.js';
+import { createCommitFanOut } from './features/logs/commits.js';
+import { createIngest } from './features/logs/ingest.js';
+import { IngestQueue } from './features/logs/ingest-queue.js';
+import { IngestRateLimiter } from './features/logs/rate-limit.js';
+import { createLogReader } from './features/logs/reader.js';
+import { createRetention } from './features/logs/retention.js';
+import { createSearch } from './features/logs/search.js';
 import { createLogsService } from './features/logs/service.js';
+import { createStats } from './features/logs/stats.js';
+import { TailHub } from './features/logs/tail.js';
+import { createTails } from './features/logs/tails.js';
 import { createMailer } from './features/notifications/email.js';
 import { createOutbox } from './features/notifications/outbox.js';
 import { createPushService } from './features/notifications/push-service.js';
@@ -28,7 +39,39 @@ export function createServices(deps: { config: Config; database: Database; secre
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
   const accounts = createAccountsService({ db, config, tokens, now, log });
   const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
-  const logs = createLogsService({ database, config, now, log, projects, liveSessions: (ids) => liveSessions(db, ids, now()) });
+
+  // The logs slice: the engine's log store (made where the database was opened), commits fanned out
+  // to this node's tails and to the alert evaluator, and search, stats, tails and retention over it.
+  const store = database.createLogStore({ config, now, log });
+  const hub = new TailHub(store, log, now);
+  // A deleted project's tails end at once on this node; on other nodes, at their next check.
+  projects.onDeleted((projectId) => hub.closeWhere((p) => p === projectId, 'the project was deleted'));
+  const commits = createCommitFanOut(hub, log);
+  const queue = new IngestQueue(store.writer, {
+    maxQueuedLogs: config.ingestQueueLimit,
+    maxQueuedBytes: config.ingestQueueMaxBytes,
+    maxLogsPerCommit: config.ingestCommitMaxLogs,
+    maxBytesPerCommit: config.ingestCommitMaxBytes,
+    maxInFlightBytesPerProject: config.ingestProjectInflightBytes,
+    onCommit: commits.committed,
+    log,
+  });
+  const reader = createLogReader(store, config);
+  const logs = createLogsService({
+    config,
+    log,
+    store,
+    queue,
+    hub,
+    commits,
+    reader,
+    indexBuilder: createIndexBuilder(store, { blockLogs: config.indexBlockLogs, intervalMs: config.indexIntervalMs, log }),
+    ingest: createIngest({ db, queue, limiter: new IngestRateLimiter(config.ingestRates, now), now }),
+    search: createSearch({ store, reader, config, projects }),
+    stats: createStats({ store, reader, config, now, projects }),
+    tails: createTails({ hub, config, now, log, projects, liveSessions: (ids) => liveSessions(db, ids, now()) }),
+    retention: createRetention({ db, store, config, now, log }),
+  });
 
   let vapidKeys: Promise<VapidKeys> | undefined;
   const vapid = () =>
@@ -65,6 +108,8 @@ export function createServices(deps: { config: Config; database: Database; secre
   logs.queue.shedWhen((projectId) => evaluations.pressure(projectId, { logs: config.ingestQueueLimit, bytes: config.ingestQueueMaxBytes }));
 
   return {
+    /** The log store; the HTTP error mapper asks it which database errors are worth a retry. */
+    store,
     tokens,
     accounts,
     projects,

@@ -4,22 +4,27 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Config, Engine } from '../config.js';
+import type { LogStore, LogStoreDeps } from '../features/logs/store/index.js';
+import { createPostgresLogStore } from '../features/logs/store/postgres.js';
+import { createSqliteLogStore } from '../features/logs/store/sqlite.js';
+import { SQLITE_PRAGMAS } from './sqlite-pragmas.js';
 import type { DatabaseSchema, Db } from './types.js';
 
 export interface Database {
   readonly engine: Engine;
   readonly db: Db;
   /**
-   * Where log searches run. On PostgreSQL its own small pool whose connections carry
-   * `statement_timeout` = QUERY_TIME_BUDGET, so no search can run away; on SQLite the same as `db`.
+   * The SQLite file, for tools and tests that open a second connection; undefined on PostgreSQL.
+   * The app never reads it: its log store was given what it needs here.
    */
-  readonly readDb: Db;
-  /** The SQLite file, for the log writer's own connection; undefined on PostgreSQL. */
   readonly sqliteFile?: string;
-  /** The PostgreSQL connection string, for LISTEN; undefined on SQLite. */
-  readonly postgresUrl?: string;
   /** A short description for logs, without credentials. */
   readonly description: string;
+  /**
+   * The log store of this engine (features/logs/store), made once per app with its clock, logger
+   * and settings: it holds the writer, the search pool, retention's and the index's engine parts.
+   */
+  createLogStore(deps: LogStoreDeps): LogStore;
   /** Round-trips a trivial query; throws when the database cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -64,21 +69,17 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-/** The pragmas every SQLite connection of Loglane uses (the log writer's too). */
-export const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'busy_timeout = 5000'];
-
 function openSqlite(file: string): Database {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
-  // WAL with synchronous FULL: a commit survives power loss as well as a crash of the process.
   for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
   const db = new Kysely<DatabaseSchema>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
   return {
     engine: 'sqlite',
     db,
-    readDb: db,
     sqliteFile: file,
     description: `SQLite at ${file}`,
+    createLogStore: (deps) => createSqliteLogStore(db, file, deps),
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -89,6 +90,8 @@ function openSqlite(file: string): Database {
 }
 
 function openPostgres(url: string, poolSize: number, queryBudgetMs: number): Database {
+  // Log searches run on their own small pool whose connections carry statement_timeout =
+  // QUERY_TIME_BUDGET, so no search can run away.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes, connectionTimeoutMillis: 10_000 });
   const readPool = new pg.Pool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), types: pgTypes, connectionTimeoutMillis: 10_000, statement_timeout: Math.round(queryBudgetMs) });
   // An idle client that loses its connection emits here; without a listener the process would exit.
@@ -100,9 +103,8 @@ function openPostgres(url: string, poolSize: number, queryBudgetMs: number): Dat
   return {
     engine: 'postgres',
     db,
-    readDb,
-    postgresUrl: url,
     description: `PostgreSQL at ${safe.hostname}:${safe.port || 5432}${safe.pathname}`,
+    createLogStore: (deps) => createPostgresLogStore(db, readDb, url, deps),
     async ping() {
       await sql`select 1`.execute(db);
     },

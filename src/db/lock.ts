@@ -1,8 +1,16 @@
 import { PostgresAdapter } from 'kysely';
 import type { Executor } from './types.js';
 
-export function isPostgres(db: Executor): boolean {
+function isPostgres(db: Executor): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * The query with FOR UPDATE where the engine locks rows (PostgreSQL, across every node); as it is
+ * on SQLite, whose write transaction already locks the whole database.
+ */
+export function forUpdate<Q extends { forUpdate(): Q }>(db: Executor, query: Q): Q {
+  return isPostgres(db) ? query.forUpdate() : query;
 }
 
 /**
@@ -13,6 +21,6 @@ export function isPostgres(db: Executor): boolean {
  */
 export async function lockRow(tx: Executor, table: 'users' | 'projects', id: string): Promise<boolean> {
   const query = tx.selectFrom(table).select('id').where('id', '=', id);
-  const row = await (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirst();
+  const row = await forUpdate(tx, query).executeTakeFirst();
   return row !== undefined;
 }

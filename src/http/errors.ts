@@ -62,11 +62,11 @@ function validationDetails(err: FastifyError): ErrorDetail[] {
   });
 }
 
-/** SQLSTATEs of transient PostgreSQL failures: deadlock, serialization failure, lock not available, too many connections, admin shutdown. */
-const RETRYABLE_PG_CODES = new Set(['40P01', '40001', '55P03', '53300', '57P01']);
-
-/** Turns anything thrown into the CONTRACT's code, status and message; unknown errors become 500. */
-export function translateError(err: unknown): Translated {
+/**
+ * Turns anything thrown into the CONTRACT's code, status and message; unknown errors become 500.
+ * `isRetryable` says which database errors are worth a client's retry (the log store's, per engine).
+ */
+export function translateError(err: unknown, isRetryable: (err: unknown) => boolean = () => false): Translated {
   if (err instanceof AppError) return { status: err.status, code: err.code, message: err.message, details: err.details, retryAfter: err.retryAfter };
   const fe = err as FastifyError;
   if (fe?.validation) {
@@ -85,10 +85,9 @@ export function translateError(err: unknown): Translated {
     const message = fe instanceof SyntaxError ? 'The body is not valid JSON.' : `The request was refused: ${fe.message}`;
     return { status: ERROR_STATUS[code], code, message };
   }
-  // PostgreSQL gave up a transaction that may well succeed again (deadlock, serialization, lock or
+  // The database gave up a transaction that may well succeed again (deadlock, serialization, lock or
   // connection trouble): the client retries it, as it would a 503.
-  const pgCode = (err as { code?: unknown } | null)?.code;
-  if (typeof pgCode === 'string' && RETRYABLE_PG_CODES.has(pgCode)) {
+  if (isRetryable(err)) {
     return { status: 503, code: 'OVERLOADED', message: 'The database could not complete this request just now; retry after the delay in Retry-After.', retryAfter: 1 };
   }
   return { status: 500, code: 'INTERNAL_ERROR', message: 'Something went wrong on our side. The request id identifies it in the server logs.' };
@@ -121,7 +120,7 @@ function drainBody(raw: IncomingMessage): Promise<boolean> {
   return discardBody(raw, DRAIN_MAX_BYTES, DRAIN_MAX_MS, discardPace);
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, database: { isRetryable(err: unknown): boolean }): void {
   app.addSchema(ErrorBody);
   app.setErrorHandler(async (err, request, reply) => {
     if (!request.raw.complete) {
@@ -130,7 +129,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       if (await drainBody(request.raw)) reply.removeHeader('connection');
       else reply.header('connection', 'close');
     }
-    const t = translateError(err);
+    const t = translateError(err, database.isRetryable);
     if (t.code === 'INTERNAL_ERROR') request.log.error({ err }, 'request failed');
     // Shedding load is expected behaviour, not a fault: one short line, no stack.
     else if (t.code === 'OVERLOADED') request.log.warn({ code: t.code, status: t.status }, 'request shed');

@@ -1,6 +1,11 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { PG_CHANNEL } from './writer.js';
+
+/**
+ * The channel on which PostgreSQL nodes announce committed logs (the writer's pg_notify): payload
+ * `projectId:lastSeq:count:minTs` (minTs, the oldest timestamp among them, bounds the read).
+ */
+export const PG_CHANNEL = 'loglane_logs';
 
 /**
  * Listens for other nodes' commits (`NOTIFY loglane_logs`) on a dedicated connection, and

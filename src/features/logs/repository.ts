@@ -1,9 +1,10 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
-import { isPostgres } from '../../db/lock.js';
 import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
 import type { LogFilter } from './filter.js';
 import { narrowing } from './query/index.js';
-import { minuteCounts } from './writer.js';
+import { minuteCounts } from './store/batch.js';
+import { logSqlOf, type LogSql } from './store/sql.js';
+import { selectLastSeq } from './store/statements.js';
 
 export type LogRowStored = LogsTable;
 
@@ -14,26 +15,21 @@ export interface Position {
 
 const COLUMNS = ['seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata', 'project_id'] as const;
 
-/** `%` and `_` in a substring are literal. */
-function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+/**
+ * The shared log queries, on both engines. Each takes the executor first and, last, the engine's
+ * statements where they differ (store/sql.ts): the store passes its own; by default they are
+ * those of the executor's engine.
+ */
 
 /** The SQL part of a filter (all but `pattern`, which runs in the app with RE2). */
-function applyFilter<O>(db: Executor, query: SelectQueryBuilder<DatabaseSchema, 'logs', O>, projectId: string, filter: LogFilter) {
+function applyFilter<O>(engine: LogSql, query: SelectQueryBuilder<DatabaseSchema, 'logs', O>, projectId: string, filter: LogFilter) {
   let q = query.where('project_id', '=', projectId);
   if (filter.from !== undefined) q = q.where('ts', '>=', filter.from);
   if (filter.to !== undefined) q = q.where('ts', '<=', filter.to);
   if (filter.levels) q = filter.levels.length === 1 ? q.where('level', '=', filter.levels[0]!) : q.where('level', 'in', filter.levels);
   if (filter.source !== undefined) q = q.where('source', '=', filter.source);
-  if (filter.q !== undefined) {
-    // Case-insensitive: ILIKE on PostgreSQL, LIKE on SQLite (which folds ASCII letters only). An
-    // ASCII term is matched under the "C" collation on PostgreSQL: the same answer for ASCII
-    // letters, at less than half the cost of the locale's case folding on every row scanned.
-    if (!isPostgres(db)) q = q.where(sql<boolean>`message like ${likePattern(filter.q)} escape '\\'`);
-    else if (/^[\x00-\x7f]*$/.test(filter.q)) q = q.where(sql<boolean>`message collate "C" ilike ${likePattern(filter.q)} escape '\\'`);
-    else q = q.where(sql<boolean>`message ilike ${likePattern(filter.q)} escape '\\'`);
-  }
+  // Case-insensitive (ASCII letters at least, on every engine).
+  if (filter.q !== undefined) q = q.where(engine.messageLike(filter.q));
   if (filter.query) {
     // Only what every log the query selects must satisfy: its levels and its time bounds. The
     // query itself is decided in the app (filter.ts matchAll), over the rows this narrows to.
@@ -42,33 +38,25 @@ function applyFilter<O>(db: Executor, query: SelectQueryBuilder<DatabaseSchema, 
     if (n.from !== undefined) q = q.where('ts', '>=', n.from);
     if (n.to !== undefined) q = q.where('ts', '<=', n.to);
   }
-  if (filter.contains !== undefined) {
-    q = isPostgres(db) ? q.where(sql<boolean>`strpos(message, ${filter.contains}) > 0`) : q.where(sql<boolean>`instr(message, ${filter.contains}) > 0`);
-  }
+  if (filter.contains !== undefined) q = q.where(engine.messageContains(filter.contains));
   return q;
 }
 
 /**
- * Lower time bounds tried first on PostgreSQL, before the page's whole range. The logs table is
- * partitioned by day there, and a query without a time bound is planned over every partition
- * (tens of milliseconds with a year of them); with a bound the planner keeps only the few it needs.
+ * One page of logs, newest first, strictly before `before`. Where the engine gives page windows
+ * (PostgreSQL: the last hour, day and week before the page's upper end) it looks there first: a
+ * full page there is exactly the page of the whole range, since every log left out is older than
+ * every log in it.
  */
-const PAGE_WINDOWS_MS = [3_600_000, 86_400_000, 7 * 86_400_000];
-
-/**
- * One page of logs, newest first, strictly before `before`. On PostgreSQL it first looks in the
- * last hour, day and week before the page's upper end: a full page there is exactly the page of the
- * whole range, since every log left out is older than every log in it.
- */
-export async function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number): Promise<LogRowStored[]> {
-  let q = applyFilter(db, db.selectFrom('logs').select(COLUMNS), projectId, filter);
+export async function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+  let q = applyFilter(engine, db.selectFrom('logs').select(COLUMNS), projectId, filter);
   // `ts <= before.ts` repeats what the `or` implies, as a bound the index range can use: without
   // it SQLite walks the project's index from its newest log down to the cursor on every page.
   if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
   q = q.orderBy('ts', 'desc').orderBy('seq', 'desc').limit(limit);
-  if (isPostgres(db)) {
+  if (engine.pageWindowsMs.length > 0) {
     const top = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY, Date.now());
-    for (const window of PAGE_WINDOWS_MS) {
+    for (const window of engine.pageWindowsMs) {
       const lower = top - window;
       // A window that is most of the range anyway would only scan it twice.
       if (filter.from !== undefined && lower <= filter.from + 0.1 * (top - filter.from)) break;
@@ -84,13 +72,11 @@ export async function findPage(db: Executor, projectId: string, filter: LogFilte
  * admits, strictly before `before`, newest first: one block of the skip index (blocks/), at most
  * `limit` of them. Read through the (project_id, seq) index: the time index would walk the range.
  */
-export async function findInSeqRange(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, first: number, last: number | undefined, limit: number): Promise<LogRowStored[]> {
-  let q = applyFilter(db, db.selectFrom('logs').select(COLUMNS), projectId, filter).where('seq', '>=', first);
+export async function findInSeqRange(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, first: number, last: number | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+  let q = applyFilter(engine, db.selectFrom('logs').select(COLUMNS), projectId, filter).where('seq', '>=', first);
   if (last !== undefined) q = q.where('seq', '<=', last);
   if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
-  const compiled = q.limit(limit).compile();
-  const text = isPostgres(db) ? compiled.sql : compiled.sql.replace(/^select (.*?) from "logs" where /, (_all, cols: string) => `select ${cols} from "logs" indexed by "logs_project_seq" where `);
-  const { rows } = await db.executeQuery<LogRowStored>({ ...compiled, sql: text });
+  const { rows } = await db.executeQuery<LogRowStored>(engine.seqRangeRead(q.limit(limit).compile()));
   return rows.sort((a, b) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq));
 }
 
@@ -120,12 +106,12 @@ export interface BucketCount {
  * the range are read from the log_counts rollup and only the partial minutes at its ends from the
  * logs themselves; the answer is the same as counting every log.
  */
-export function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
+export function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, engine: LogSql = logSqlOf(db)): Promise<BucketCount[]> {
   return rollupAndEdges(
     filter,
     intervalMs,
     (first, end) => countRollupByBucket(db, projectId, filter.levels, first, end, intervalMs),
-    (f) => countLogsByBucket(db, projectId, f, intervalMs),
+    (f) => countLogsByBucket(db, projectId, f, intervalMs, engine),
     (r) => `${r.bucket}:${r.level}`,
   );
 }
@@ -188,9 +174,9 @@ async function countRollupByBucket(db: Executor, projectId: string, levels: numb
 }
 
 /** Counts every log of the range. */
-async function countLogsByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number): Promise<BucketCount[]> {
+async function countLogsByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, engine: LogSql): Promise<BucketCount[]> {
   const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
-  const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'level', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
+  const rows = await applyFilter(engine, db.selectFrom('logs').select([bucket.as('bucket'), 'level', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
     // By position: PostgreSQL would not see two copies of the parameterised expression as one.
     .groupBy([sql`1`, sql`2`])
     .execute();
@@ -198,7 +184,7 @@ async function countLogsByBucket(db: Executor, projectId: string, filter: LogFil
 }
 
 export async function lastSeq(db: Executor, projectId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('projects').select('last_seq').where('id', '=', projectId).executeTakeFirst();
+  const row = await selectLastSeq(db, projectId).executeTakeFirst();
   return row ? Number(row.last_seq) : undefined;
 }
 
@@ -206,47 +192,29 @@ export async function lastSeq(db: Executor, projectId: string): Promise<number |
  * Deletes up to `batch` logs of one project older than `cutoff` and lowers its logCount by as many,
  * in one transaction. Returns how many went.
  */
-export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
+export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number, engine: LogSql = logSqlOf(db)): Promise<number> {
   const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
   // The ts bound repeats the victims' own: on PostgreSQL it keeps the delete to the partitions that can hold them.
   const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level', 'source']).execute();
   const n = deleted.length;
   if (n > 0) {
     await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
-    await subtractMinuteCounts(db, projectId, deleted);
+    await subtractMinuteCounts(db, projectId, deleted, engine);
   }
   return n;
 }
 
 /** Takes deleted logs out of the log_counts and log_source_counts rollups (rows that reach zero go). */
-async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number; source: string | null }[]): Promise<void> {
-  const { levels: counts, sources: bySource } = minuteCounts(
-    logs.map((l) => Number(l.ts)),
-    logs.map((l) => Number(l.level)),
-    logs.map((l) => l.source),
+async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number; source: string | null }[], engine: LogSql): Promise<void> {
+  await engine.subtractRollups(
+    db,
+    projectId,
+    minuteCounts(
+      logs.map((l) => Number(l.ts)),
+      logs.map((l) => Number(l.level)),
+      logs.map((l) => l.source),
+    ),
   );
-  if (isPostgres(db)) {
-    await sql`update log_counts as c set n = c.n - t.n
-      from unnest(${counts.minute}::bigint[], ${counts.level}::smallint[], ${counts.n}::bigint[]) as t(minute, level, n)
-      where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level`.execute(db);
-    await sql`update log_source_counts as c set n = c.n - t.n
-      from unnest(${bySource.minute}::bigint[], ${bySource.level}::smallint[], ${bySource.source}::text[], ${bySource.n}::bigint[]) as t(minute, level, source, n)
-      where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level and c.source = t.source`.execute(db);
-  } else {
-    for (let i = 0; i < counts.n.length; i++) {
-      await db.updateTable('log_counts').set((eb) => ({ n: eb('n', '-', counts.n[i]!) })).where('project_id', '=', projectId).where('minute', '=', counts.minute[i]!).where('level', '=', counts.level[i]!).execute();
-    }
-    for (let i = 0; i < bySource.n.length; i++) {
-      await db
-        .updateTable('log_source_counts')
-        .set((eb) => ({ n: eb('n', '-', bySource.n[i]!) }))
-        .where('project_id', '=', projectId)
-        .where('minute', '=', bySource.minute[i]!)
-        .where('level', '=', bySource.level[i]!)
-        .where('source', '=', bySource.source[i]!)
-        .execute();
-    }
-  }
   await db.deleteFrom('log_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
   await db.deleteFrom('log_source_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
 }
@@ -268,12 +236,12 @@ export async function projectsWithLogsBefore(db: Executor, plan: string, cutoff:
  * the log_source_counts rollup where the filter allows (see rollupAndEdges). Each read returns at
  * most `maxRows` rows (a tenant may use any number of sources): the caller refuses past that.
  */
-export function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number): Promise<SourceBucketCount[]> {
+export function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number, engine: LogSql = logSqlOf(db)): Promise<SourceBucketCount[]> {
   return rollupAndEdges(
     filter,
     intervalMs,
     (first, end) => countSourceRollup(db, projectId, filter.levels, first, end, intervalMs, maxRows),
-    (f) => countLogsBySourceBucket(db, projectId, f, intervalMs, maxRows),
+    (f) => countLogsBySourceBucket(db, projectId, f, intervalMs, maxRows, engine),
     (r) => `${r.bucket}:${r.source ?? ''}`,
   );
 }
@@ -297,9 +265,9 @@ async function countSourceRollup(db: Executor, projectId: string, levels: number
   return rows.map((r) => ({ bucket: Number(r.bucket), source: r.source === '' ? null : r.source, n: Number(r.n) }));
 }
 
-async function countLogsBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number): Promise<SourceBucketCount[]> {
+async function countLogsBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number, engine: LogSql): Promise<SourceBucketCount[]> {
   const bucket = sql<number>`(ts - (ts % ${intervalMs}))`;
-  const rows = await applyFilter(db, db.selectFrom('logs').select([bucket.as('bucket'), 'source', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
+  const rows = await applyFilter(engine, db.selectFrom('logs').select([bucket.as('bucket'), 'source', (eb) => eb.fn.countAll<number>().as('n')]), projectId, filter)
     .groupBy([sql`1`, sql`2`])
     .limit(maxRows + 1)
     .execute();

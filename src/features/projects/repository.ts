@@ -1,4 +1,4 @@
-import { isPostgres } from '../../db/lock.js';
+import { forUpdate } from '../../db/lock.js';
 import type { Executor, ProjectsTable } from '../../db/types.js';
 
 export type ProjectRow = Omit<ProjectsTable, 'log_count' | 'last_seq'> & { log_count: number };
@@ -42,7 +42,7 @@ export async function deleteProject(db: Executor, userId: string, id: string): P
   // Lock the row first (PostgreSQL): an ingest commit for this project waits, then finds it gone,
   // so no log can be added between deleting the logs and deleting the project.
   const query = db.selectFrom('projects').select('id').where('id', '=', id).where('user_id', '=', userId);
-  const owned = await (isPostgres(db) ? query.forUpdate() : query).executeTakeFirst();
+  const owned = await forUpdate(db, query).executeTakeFirst();
   if (!owned) return false;
   await db.deleteFrom('logs').where('project_id', '=', id).execute();
   await db.deleteFrom('log_counts').where('project_id', '=', id).execute();

@@ -1,14 +1,14 @@
 /**
  * The skip index's tables (migration 0012): building a block's summary from its logs, and reading
  * the summaries of a time range with the buckets a query's items fall in. The same statements on
- * both engines, apart from substr/substring.
+ * both engines, apart from the slice of a filter's bytes (the engine's LogSql.bytesSlice).
  */
 import { sql } from 'kysely';
-import { isPostgres } from '../../../db/lock.js';
 import type { Executor } from '../../../db/types.js';
 import { BUCKET_BYTES, buildBloom, bucketMayHold, hashItem, type ItemHash } from './bloom.js';
 import { batchBytes } from '../ingest-queue.js';
 import { addLogItems } from './items.js';
+import { logSqlOf, type LogSql } from '../store/sql.js';
 
 /** Buckets per stored part of a filter (2 KiB). */
 export const PART_BUCKETS = 64;
@@ -135,18 +135,15 @@ export async function saveSummary(db: Executor, projectId: string, s: Summary, b
  * The summaries of blocks whose time range meets [from, to], newest max_ts first, each with the
  * bucket of every item probed (one 32-byte slice per block and item, read in SQL).
  */
-export async function blocksInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined, items: string[]): Promise<BlockRow[]> {
+export async function blocksInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined, items: string[], engine: LogSql = logSqlOf(db)): Promise<BlockRow[]> {
   const hashes: ItemHash[] = items.map(hashItem);
-  const pg = isPostgres(db);
   // The constants are literals: better-sqlite3 binds every JS number as a REAL, and `bucket / 64.0`
   // is then no part number (a probe that finds no part says "maybe": the index would rule nothing out).
   const partBuckets = sql.lit(PART_BUCKETS);
   const bucketBytes = sql.lit(BUCKET_BYTES);
   const probes = hashes.map((h, i) => {
     const bucket = sql`(cast(${sql.lit(h.bucket)} as bigint) % nullif(b.buckets, 0))`;
-    const slice = pg
-      ? sql`substring(p.bits from cast((${bucket} % ${partBuckets}) * ${bucketBytes} + 1 as integer) for ${bucketBytes})`
-      : sql`substr(p.bits, (${bucket} % ${partBuckets}) * ${bucketBytes} + 1, ${bucketBytes})`;
+    const slice = engine.bytesSlice(sql`p.bits`, sql`(${bucket} % ${partBuckets}) * ${bucketBytes}`, bucketBytes);
     return sql`(select ${slice} from log_block_blooms p where p.project_id = b.project_id and p.first_seq = b.first_seq and p.part = ${bucket} / ${partBuckets})`.as(`i${i}`);
   });
   let q = db

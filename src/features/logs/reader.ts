@@ -1,0 +1,66 @@
+/**
+ * What search and stats share: reads under the query time budget, through the store, and the
+ * skip index's switches and report.
+ */
+import type { Config } from '../../config.js';
+import type { Executor } from '../../db/types.js';
+import { AppError } from '../../errors.js';
+import { formatDuration } from '../../duration.js';
+import type { LogFilter } from './filter.js';
+import type { IndexOptions, IndexReport } from './blocks/search.js';
+import type { LogStore } from './store/index.js';
+
+export type SearchIndexMode = 'on' | 'forced' | 'all-maybe' | 'off';
+
+export type LogReader = ReturnType<typeof createLogReader>;
+
+export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout'>, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
+  const index: IndexOptions = { blockLogs: config.indexBlockLogs, enabled: config.searchIndex };
+  /** What the last search through the index read (tests count it). */
+  let lastReport: IndexReport | undefined;
+  return {
+    /** How searches use the skip index (setSearchIndex changes it). */
+    index,
+    /**
+     * Runs a read on the store's read connection with the query time budget. Where the engine
+     * cancels a statement that outlives it (PostgreSQL's statement_timeout) that is the client's 400;
+     * elsewhere the scan's rounds and their deadline bound the work.
+     */
+    async withBudget<T>(work: (db: Executor) => Promise<T>): Promise<T> {
+      try {
+        return await work(store.reads);
+      } catch (err) {
+        if (store.isTimeout(err)) throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+        throw err;
+      }
+    },
+    /** What SQL narrows to when the app decides: the other filters, the pattern's literal, the query's levels and times. */
+    narrowed(filter: LogFilter): LogFilter {
+      return { ...filter, pattern: undefined, contains: sqlSafe(filter.pattern?.literal) };
+    },
+    reported(report: IndexReport): void {
+      lastReport = report;
+    },
+    /** What the last search through the skip index read. */
+    lastIndexReport(): IndexReport | undefined {
+      return lastReport;
+    },
+    /**
+     * Test hook: search with the index where it helps (on), wherever it can be used (forced), with
+     * every block saying "maybe" (all-maybe, forced too), or without it (off).
+     */
+    setSearchIndex(mode: SearchIndexMode): void {
+      index.enabled = mode !== 'off';
+      index.force = mode === 'forced' || mode === 'all-maybe';
+      index.allMaybe = mode === 'all-maybe';
+    },
+  };
+}
+
+/** Rows read per round when the app decides (a pattern or a query). */
+export const PATTERN_CHUNK = 2000;
+
+/** Text a database can search for: PostgreSQL text cannot hold NUL. */
+function sqlSafe(text: string | undefined): string | undefined {
+  return text !== undefined && !text.includes('\u0000') ? text : undefined;
+}

@@ -1,0 +1,110 @@
+/**
+ * The log store: everything the logs slice asks of the database engine, behind one interface with
+ * one implementation per engine (sqlite.ts, postgres.ts), chosen where the database is opened
+ * (db/connect.ts). Features call this interface and never ask which engine runs; a new engine
+ * (a column store, say) is a new implementation. The queries both engines share (repository.ts,
+ * blocks/store.ts) take the engine's statements where they differ (sql.ts).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../../config.js';
+import type { Db, Executor } from '../../../db/types.js';
+import { deleteBlocksBefore, projectsBehind } from '../blocks/store.js';
+import type { LogFilter } from '../filter.js';
+import * as repo from '../repository.js';
+import type { AlertCount, AlertCountRow, LogWriter } from '../writer.js';
+import type { LogSql } from './sql.js';
+
+/** What a store needs from the app, given once when it is made. */
+export interface LogStoreDeps {
+  config: Pick<Config, 'retentionDays'>;
+  now: () => number;
+  log: FastifyBaseLogger;
+}
+
+/** Other nodes' commits, as they are announced (see LogStore.listen). */
+export interface CommitHandlers {
+  onCommit(projectId: string, lastSeq: number, count: number, minTs: number | undefined): void;
+  /** Announcements may have been missed (a lost connection): re-read what matters. */
+  onResync(): void;
+}
+
+export interface LogStore {
+  // Writing.
+  /** Commits ingest batches durably, one transaction per call (the ingest queue's writer). */
+  readonly writer: LogWriter;
+  /**
+   * Adds alert-rule matches to their counters and reads back the counters of `ruleIds` from `from`
+   * on, where the engine needs it done beside the log commits (SQLite: in the writer's thread, since
+   * on the main thread the write would wait, blocking the event loop, for the writer's lock).
+   * Undefined: the caller writes them on the main connection.
+   */
+  readonly addAlertCounts?: (counts: AlertCount[], ruleIds: string[], from: number) => Promise<AlertCountRow[]>;
+
+  // Reading: on `reads`, where searches run (PostgreSQL: statements time out at QUERY_TIME_BUDGET).
+  readonly reads: Executor;
+  /** The engine's statements of the shared queries (for code given `reads`, such as the skip index's search). */
+  readonly sql: LogSql;
+  /** A page of logs, newest first, strictly before `before`. */
+  page(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<repo.LogRowStored[]>;
+  /** Counts per time bucket and level. */
+  countByBucket(projectId: string, filter: LogFilter, intervalMs: number): Promise<repo.BucketCount[]>;
+  /** Counts per time bucket and source; at most `maxRows` + 1 rows (the caller refuses past `maxRows`). */
+  countBySourceBucket(projectId: string, filter: LogFilter, intervalMs: number, maxRows: number): Promise<repo.SourceBucketCount[]>;
+  /** Logs after `afterSeq` in commit order (live tail), on the main connection. */
+  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number): Promise<repo.LogRowStored[]>;
+  /** The seq of the project's newest log; undefined when the project is gone. */
+  lastSeq(projectId: string): Promise<number | undefined>;
+
+  // Deleting and retention.
+  /** Removes whole stretches of expired logs where the engine can (PostgreSQL: daily partitions); how many logs went. */
+  expireWhole(): Promise<number>;
+  /** The projects on `plan` holding logs older than `cutoff`. */
+  projectsWithLogsBefore(plan: string, cutoff: number): Promise<string[]>;
+  /** Deletes up to `batch` of the project's logs older than `cutoff`, keeping counts exact, in one transaction; how many went. */
+  deleteOlderThan(projectId: string, cutoff: number, batch: number): Promise<number>;
+  /** Forgets the skip index's summaries of blocks wholly older than `cutoff`, for projects on `plan`. */
+  deleteBlocksBefore(plan: string, cutoff: number): Promise<number>;
+  /** Upkeep retention relies on (PostgreSQL: the partitions ahead); never throws. */
+  maintain(): Promise<void>;
+
+  // The skip index.
+  /** Projects with at least `blockLogs` logs past their last summary. */
+  projectsBehind(blockLogs: number, limit: number): Promise<{ id: string; next: number; lastSeq: number }[]>;
+  /** Summarises and saves the block of seqs [first, last] as one transaction; false when another node is building. */
+  buildBlock(projectId: string, first: number, last: number): Promise<boolean>;
+
+  // Nodes.
+  /** Hears other nodes' commits (none where one node owns the database). */
+  listen(handlers: CommitHandlers): { ready: Promise<void>; close(): Promise<void> };
+
+  // Errors.
+  /** The engine gave up a read at the query time budget. */
+  isTimeout(err: unknown): boolean;
+  /** The engine gave up a transaction that may well succeed again (deadlock, serialization, lock or connection trouble). */
+  isRetryable(err: unknown): boolean;
+
+  /** Stops the writer (after what it was given is committed). */
+  close(): Promise<void>;
+}
+
+type SharedQueries = 'page' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteOlderThan' | 'deleteBlocksBefore' | 'projectsBehind';
+
+/** An engine's own part of a store; withSharedQueries adds the rest. */
+export type EngineStore = Omit<LogStore, SharedQueries>;
+
+/** Completes an engine's store with the queries both engines share, run with its statements. */
+export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
+  const { reads, sql } = engine;
+  return {
+    ...engine,
+    page: (projectId, filter, before, limit) => repo.findPage(reads, projectId, filter, before, limit, sql),
+    countByBucket: (projectId, filter, intervalMs) => repo.countByBucket(reads, projectId, filter, intervalMs, sql),
+    countBySourceBucket: (projectId, filter, intervalMs, maxRows) => repo.countBySourceBucket(reads, projectId, filter, intervalMs, maxRows, sql),
+    since: (projectId, afterSeq, upToSeq, limit, minTs) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs),
+    lastSeq: (projectId) => repo.lastSeq(db, projectId),
+    projectsWithLogsBefore: (plan, cutoff) => repo.projectsWithLogsBefore(db, plan, cutoff),
+    deleteOlderThan: (projectId, cutoff, batch) => db.transaction().execute((tx) => repo.deleteOlderThan(tx, projectId, cutoff, batch, sql)),
+    deleteBlocksBefore: (plan, cutoff) => deleteBlocksBefore(db, plan, cutoff),
+    projectsBehind: (blockLogs, limit) => projectsBehind(db, blockLogs, limit),
+  };
+}

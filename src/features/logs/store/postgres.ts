@@ -1,0 +1,107 @@
+/**
+ * The log store on PostgreSQL: several nodes share the database. Commits are announced to the
+ * other nodes (NOTIFY, pg-listener.ts), logs live in daily partitions (partitions.ts), searches
+ * read through a pool whose statements time out at the query budget, and one node at a time builds
+ * the skip index (an advisory lock).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../../db/types.js';
+import { saveSummary, summarise } from '../blocks/store.js';
+import { createPartitionMaintenance } from '../partitions.js';
+import { listenForCommits, PG_CHANNEL } from '../pg-listener.js';
+import type { CommitResult, LogWriter } from '../writer.js';
+import { toColumns } from './batch.js';
+import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
+import { postgresSql } from './postgres-sql.js';
+import { markIdempotencyDone } from './statements.js';
+
+/** Advisory lock key of the skip index's builder (any constant not used elsewhere). */
+const BUILDER_LOCK = 0x6c6f67_6978; // "logix"
+
+/** SQLSTATEs of transient failures: deadlock, serialization failure, lock not available, too many connections, admin shutdown. */
+const RETRYABLE_CODES = new Set(['40P01', '40001', '55P03', '53300', '57P01']);
+/** query_canceled: statement_timeout ended it. */
+const STATEMENT_TIMEOUT = '57014';
+
+const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code;
+
+export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: LogStoreDeps): LogStore {
+  const writer = createPostgresWriter(db);
+  const partitions = createPartitionMaintenance({ db, config: deps.config, now: deps.now, log: deps.log });
+  return withSharedQueries(db, {
+    writer,
+    reads: readDb,
+    sql: postgresSql,
+    expireWhole: () => partitions.expire(),
+    maintain: () => partitions.ensure(),
+    buildBlock(projectId, first, last) {
+      return db.transaction().execute(async (tx) => {
+        const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${BUILDER_LOCK}) as ok`.execute(tx);
+        if (!rows[0]?.ok) return false;
+        const s = await summarise(tx, projectId, first, last);
+        await saveSummary(tx, projectId, s, deps.now());
+        return true;
+      });
+    },
+    listen: (handlers) => listenForCommits(url, deps.log, handlers),
+    isTimeout: (err) => codeOf(err) === STATEMENT_TIMEOUT,
+    isRetryable: (err) => {
+      const code = codeOf(err);
+      return typeof code === 'string' && RETRYABLE_CODES.has(code);
+    },
+    close: () => writer.close(),
+  });
+}
+
+/**
+ * PostgreSQL: one multi-row INSERT … SELECT FROM unnest(arrays) per batch, after the project row's
+ * update (which both counts the logs and serialises the project's commits, so seqs follow commit
+ * order). pg_notify in the same transaction tells the other nodes, on commit.
+ */
+export function createPostgresWriter(db: Db): LogWriter {
+  return {
+    write(batches) {
+      return db.transaction().execute(async (tx) => {
+        const results: (CommitResult | null)[] = new Array(batches.length).fill(null);
+        // Project rows are locked in one order (by id) on every node, so two nodes' commits that
+        // share projects queue behind each other instead of deadlocking.
+        const order = batches.map((_, i) => i).sort((a, b) => (batches[a]!.projectId < batches[b]!.projectId ? -1 : batches[a]!.projectId > batches[b]!.projectId ? 1 : a - b));
+        for (const index of order) {
+          const b = batches[index]!;
+          const n = b.rows.length;
+          const c = toColumns(b);
+          let minTs = Number.POSITIVE_INFINITY;
+          for (const t of c.ts) if (t < minTs) minTs = t;
+          // One statement, one round trip: count the logs and take their seqs under the project row's
+          // lock, insert them and their per-minute counts, and notify the other nodes (on commit).
+          // No row comes back when the project is gone, and then nothing is written.
+          const { rows } = await sql<{ last_seq: number }>`with p as (
+              update projects set log_count = log_count + ${n}::bigint, last_seq = last_seq + ${n}::bigint where id = ${b.projectId} returning last_seq
+            ), t as (
+              select p.last_seq - ${n}::bigint + t.i as seq, t.ts, t.level, t.source, t.message, t.metadata
+              from p, unnest(${c.ts}::bigint[], ${c.level}::smallint[], ${c.source}::text[], ${c.message}::text[], ${c.metadata}::text[])
+                with ordinality as t(ts, level, source, message, metadata, i)
+            ), logs_added as (
+              insert into logs (project_id, seq, ts, received_at, level, source, message, metadata)
+              select ${b.projectId}, seq, ts, ${b.receivedAt}::bigint, level, source, message, metadata from t
+            ), counts_added as (
+              insert into log_counts (project_id, minute, level, n)
+              select ${b.projectId}, ts - ts % 60000, level, count(*) from t group by 2, 3
+              on conflict (project_id, minute, level) do update set n = log_counts.n + excluded.n
+            ), source_counts_added as (
+              insert into log_source_counts (project_id, minute, level, source, n)
+              select ${b.projectId}, ts - ts % 60000, level, coalesce(source, ''), count(*) from t group by 2, 3, 4
+              on conflict (project_id, minute, level, source) do update set n = log_source_counts.n + excluded.n
+            )
+            select p.last_seq, pg_notify(${PG_CHANNEL}, ${b.projectId}::text || ':' || p.last_seq || ':' || ${n}::bigint || ':' || ${minTs}::bigint) from p`.execute(tx);
+          const last = rows[0] === undefined ? undefined : Number(rows[0].last_seq);
+          if (last === undefined) continue;
+          if (b.idempotency) await markIdempotencyDone(tx, b.projectId, b.idempotency.key, b.idempotency.response).execute();
+          results[index] = { prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last };
+        }
+        return results;
+      });
+    },
+    async close() {},
+  };
+}

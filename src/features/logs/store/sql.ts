@@ -1,0 +1,30 @@
+import { PostgresAdapter, type CompiledQuery, type RawBuilder } from 'kysely';
+import type { Executor } from '../../../db/types.js';
+import type { RollupCounts } from './batch.js';
+import { postgresSql } from './postgres-sql.js';
+import { sqliteSql } from './sqlite-sql.js';
+
+/**
+ * The statements of the shared log queries (repository.ts, blocks/store.ts) that differ between
+ * engines. Each engine's store passes its own; code that holds only an executor (the skip index's
+ * search, tools) gets it from logSqlOf.
+ */
+export interface LogSql {
+  /** `message` holds `q`, case-insensitively (ASCII letters at least): the legacy `q` filter. */
+  messageLike(q: string): RawBuilder<boolean>;
+  /** `message` holds `text` exactly (a pattern's required literal). */
+  messageContains(text: string): RawBuilder<boolean>;
+  /** Lower time bounds a page tries first, newest first, before its whole range (none: the whole range at once). */
+  readonly pageWindowsMs: readonly number[];
+  /** A read of one seq range (a block), made to walk the (project_id, seq) index. */
+  seqRangeRead(compiled: CompiledQuery): CompiledQuery;
+  /** `length` bytes of the blob `bytes` from the 0-based `offset` (SQL expressions, so callers choose literals or parameters). */
+  bytesSlice(bytes: RawBuilder<unknown>, offset: RawBuilder<unknown>, length: RawBuilder<unknown>): RawBuilder<unknown>;
+  /** Subtracts deleted logs from the log_counts and log_source_counts rows they were counted in. */
+  subtractRollups(db: Executor, projectId: string, counts: RollupCounts): Promise<void>;
+}
+
+/** The engine's statements, for code that holds only an executor: the one place that tells engines apart by it. */
+export function logSqlOf(db: Executor): LogSql {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? postgresSql : sqliteSql;
+}

@@ -1,0 +1,89 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from '../writer.js';
+import { toColumns } from './batch.js';
+import type { WriterMessage } from './sqlite-writer.worker.js';
+
+/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts). */
+export interface SqliteLogWriter extends LogWriter {
+  addAlertCounts(counts: AlertCount[], ruleIds: string[], from: number): Promise<AlertCountRow[]>;
+}
+
+/**
+ * The thread's module, beside this one: `.js` when running from dist/, `.ts` when the TypeScript
+ * sources run (vitest, tsx). Node 20 does not hand a worker the parent's module hooks, so for a
+ * `.ts` module the thread registers tsx itself before loading it; the built server never needs tsx.
+ */
+function threadModule(): { url: URL; execArgv: string[] } {
+  const ext = new URL(import.meta.url).pathname.endsWith('.ts') ? '.ts' : '.js';
+  const url = new URL(`./sqlite-writer.worker${ext}`, import.meta.url);
+  if (ext === '.js') return { url, execArgv: [] };
+  // tsx's ESM entry (its package exports map `import` to index.mjs beside the CommonJS index.cjs).
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  return { url, execArgv: ['--import', `data:text/javascript,import { register } from ${JSON.stringify(tsx)}; register();`] };
+}
+
+/** Commits through the writer's own thread and connection (sqlite-writer.worker.ts). */
+export function createSqliteWriter(file: string): SqliteLogWriter {
+  const pending = new Map<number, { resolve: (r: never) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let worker: Worker | undefined;
+  let closed = false;
+
+  function start(): Worker {
+    const { url, execArgv } = threadModule();
+    const w = new Worker(url, {
+      execArgv,
+      workerData: { file },
+      // The thread holds one commit's columns at a time (INGEST_COMMIT_MAX_LOGS logs, a few MB):
+      // small heaps keep its share of the server's memory small under sustained ingest.
+      resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
+    });
+    w.on('message', (msg: { id: number; results?: never; error?: string }) => {
+      const p = pending.get(msg.id);
+      if (!p) return;
+      pending.delete(msg.id);
+      if (msg.error !== undefined) p.reject(new Error(`log writer: ${msg.error}`));
+      else p.resolve(msg.results!);
+    });
+    const fail = (err: Error) => {
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+      worker = undefined;
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`log writer thread exited (${code})`)));
+    return w;
+  }
+
+  function call<R>(message: WriterMessage extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never): Promise<R> {
+    if (closed) return Promise.reject(new Error('log writer is closed'));
+    worker ??= start();
+    const id = nextId++;
+    const w = worker;
+    return new Promise<R>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (r: never) => void, reject });
+      w.postMessage({ id, ...message });
+    });
+  }
+
+  return {
+    write(batches) {
+      return call<(CommitResult | null)[]>({ batches: batches.map(toColumns) });
+    },
+    addAlertCounts(counts, ruleIds, from) {
+      return call<AlertCountRow[]>({ counts, ruleIds, from });
+    },
+    async close() {
+      closed = true;
+      const w = worker;
+      worker = undefined;
+      if (!w) return;
+      await new Promise<void>((resolve) => {
+        w.once('exit', () => resolve());
+        w.postMessage({ close: true } satisfies WriterMessage);
+      });
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The SQLite writer's thread: the one connection that writes logs, so a large commit (and its
+ * fsync) never blocks the event loop. Started by sqlite-writer.ts with workerData `{file}`; it
+ * answers `{id, results}` or `{id, error}` to each message, in order.
+ *
+ * Group commit: every message's batches are committed in one immediate transaction. The statements
+ * shared with the main thread come from statements.ts, compiled here with Kysely's SQLite compiler
+ * (no connection) and prepared once per distinct text on this thread's connection.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import Sqlite from 'better-sqlite3';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Compilable } from 'kysely';
+import { SQLITE_PRAGMAS } from '../../../db/sqlite-pragmas.js';
+import type { DatabaseSchema } from '../../../db/types.js';
+import type { AlertCount, AlertCountRow, CommitResult } from '../writer.js';
+import { minuteCounts, type Columns } from './batch.js';
+import * as statements from './statements.js';
+import { LOG_COLUMNS } from './statements.js';
+
+export type WriterMessage = { id: number; batches: Columns[] } | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number } | { close: true };
+
+const db = new Sqlite((workerData as { file: string }).file);
+for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+
+/** Builds SQL only: statements.ts's queries, as SQLite text and parameters. */
+const compiler = new Kysely<DatabaseSchema>({
+  dialect: { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (k) => new SqliteIntrospector(k), createQueryCompiler: () => new SqliteQueryCompiler() },
+});
+/** Prepared statements by their text; texts vary only with the number of rows or ids, which is bounded. */
+const prepared = new Map<string, Sqlite.Statement>();
+function prepare(query: Compilable): { statement: Sqlite.Statement; params: unknown[] } {
+  const { sql, parameters } = query.compile();
+  let statement = prepared.get(sql);
+  if (!statement) {
+    if (prepared.size >= 512) prepared.clear();
+    statement = db.prepare(sql);
+    prepared.set(sql, statement);
+  }
+  return { statement, params: parameters as unknown[] };
+}
+const run = (query: Compilable) => {
+  const { statement, params } = prepare(query);
+  statement.run(params);
+};
+
+/** Rows per multi-row statement: one call into SQLite per 100 rows instead of per row, and a bounded number of texts. */
+const ROWS_PER_STATEMENT = 100;
+const inserts = new Map<number, Sqlite.Statement>();
+/** The multi-row INSERT of `rows` logs (too hot a path to compile per call). */
+function insertFor(rows: number): Sqlite.Statement {
+  let stmt = inserts.get(rows);
+  if (!stmt) {
+    const row = `(${LOG_COLUMNS.map(() => '?').join(', ')})`;
+    stmt = db.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => row).join(', ')}`);
+    inserts.set(rows, stmt);
+  }
+  return stmt;
+}
+
+function inChunks<T>(rows: T[], each: (chunk: T[]) => void): void {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) each(rows.slice(i, i + ROWS_PER_STATEMENT));
+}
+
+const commit = db.transaction((batches: Columns[]) =>
+  batches.map((b): CommitResult | null => {
+    const n = b.ts.length;
+    const current = prepare(statements.selectLastSeq(compiler, b.projectId));
+    const project = current.statement.get(current.params) as { last_seq: number } | undefined;
+    if (!project) return null;
+    // seq numbers the project's logs (migration 0008), as on PostgreSQL: this thread is the only
+    // writer of logs, so the seqs after the project's last are free and follow commit order.
+    const first = project.last_seq + 1;
+    for (let start = 0; start < n; start += ROWS_PER_STATEMENT) {
+      const end = Math.min(n, start + ROWS_PER_STATEMENT);
+      const params: unknown[] = new Array((end - start) * LOG_COLUMNS.length);
+      let k = 0;
+      for (let i = start; i < end; i++) {
+        params[k++] = b.projectId;
+        params[k++] = first + i;
+        params[k++] = b.ts[i];
+        params[k++] = b.receivedAt;
+        params[k++] = b.level[i];
+        params[k++] = b.source[i];
+        params[k++] = b.message[i];
+        params[k++] = b.metadata[i];
+      }
+      insertFor(end - start).run(params);
+    }
+    run(statements.countNewLogs(compiler, b.projectId, n, first + n - 1));
+    const { levels, sources } = minuteCounts(b.ts, b.level, b.source);
+    inChunks(
+      levels.n.map((count, i) => ({ minute: levels.minute[i]!, level: levels.level[i]!, n: count })),
+      (rows) => run(statements.addLogCounts(compiler, b.projectId, rows)),
+    );
+    inChunks(
+      sources.n.map((count, i) => ({ minute: sources.minute[i]!, level: sources.level[i]!, source: sources.source[i]!, n: count })),
+      (rows) => run(statements.addSourceCounts(compiler, b.projectId, rows)),
+    );
+    if (b.idempotency) run(statements.markIdempotencyDone(compiler, b.projectId, b.idempotency.key, b.idempotency.response));
+    return { prevSeq: project.last_seq, firstSeq: first, lastSeq: first + n - 1 };
+  }),
+);
+
+const countAlerts = db.transaction((counts: AlertCount[], ruleIds: string[], from: number) => {
+  inChunks(counts, (chunk) => run(statements.addAlertCounts(compiler, chunk)));
+  const rows: AlertCountRow[] = [];
+  // Bounded IN lists: SQLite caps the parameters of one statement.
+  for (let i = 0; i < ruleIds.length; i += 500) {
+    const read = prepare(statements.alertCountsSince(compiler, ruleIds.slice(i, i + 500), from));
+    for (const row of read.statement.all(read.params) as AlertCountRow[]) rows.push(row);
+  }
+  return rows;
+});
+
+const port = parentPort!;
+port.on('message', (msg: WriterMessage) => {
+  if ('close' in msg) {
+    db.close();
+    port.close();
+    return;
+  }
+  try {
+    if ('counts' in msg) port.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
+    else port.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
+  } catch (err) {
+    port.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });
+  }
+});

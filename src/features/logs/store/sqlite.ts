@@ -1,0 +1,35 @@
+/**
+ * The log store on SQLite: one node owns the file. Logs are written by the writer's own thread and
+ * connection (sqlite-writer.ts); everything else runs on the app's connection.
+ */
+import type { Db } from '../../../db/types.js';
+import { saveSummary, summarise } from '../blocks/store.js';
+import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
+import { createSqliteWriter } from './sqlite-writer.js';
+import { sqliteSql } from './sqlite-sql.js';
+
+export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDeps, 'now'>): LogStore {
+  const writer = createSqliteWriter(file);
+  return withSharedQueries(db, {
+    writer,
+    addAlertCounts: (counts, ruleIds, from) => writer.addAlertCounts(counts, ruleIds, from),
+    reads: db,
+    sql: sqliteSql,
+    // No partitions: retention's batches delete every expired log.
+    expireWhole: async () => 0,
+    maintain: async () => {},
+    async buildBlock(projectId, first, last) {
+      // Nobody else builds: one node owns the file. The summary is computed first, then saved in one
+      // transaction, so a process killed mid-save leaves the block without a summary, never half of one.
+      const s = await summarise(db, projectId, first, last);
+      await db.transaction().execute((tx) => saveSummary(tx, projectId, s, deps.now()));
+      return true;
+    },
+    listen: () => ({ ready: Promise.resolve(), close: async () => {} }),
+    // SQLite has no statement timeout (the search's rounds and deadline bound the work), and its
+    // busy errors are not worth a client's retry: they stay 500s.
+    isTimeout: () => false,
+    isRetryable: () => false,
+    close: () => writer.close(),
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * Statements the SQLite writer's thread runs and the main thread runs too (or its PostgreSQL
+ * writer), built once here: the thread compiles them with Kysely's SQLite compiler and prepares
+ * them on its own connection; the main thread executes them with Kysely. Each takes the executor
+ * (or a compile-only Kysely) first and returns the query unexecuted.
+ */
+import { sql } from 'kysely';
+import type { Executor } from '../../../db/types.js';
+import type { AlertCount } from '../writer.js';
+
+/** The logs table's columns, in the order the writers bind them. */
+export const LOG_COLUMNS = ['project_id', 'seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata'] as const;
+
+/** The seq of the project's newest log (no row: the project is gone). */
+export function selectLastSeq(db: Executor, projectId: string) {
+  return db.selectFrom('projects').select('last_seq').where('id', '=', projectId);
+}
+
+/** Counts `n` new logs to the project, the newest of which is now `lastSeq`. */
+export function countNewLogs(db: Executor, projectId: string, n: number, lastSeq: number) {
+  return db
+    .updateTable('projects')
+    .set((eb) => ({ log_count: eb('log_count', '+', n), last_seq: lastSeq }))
+    .where('id', '=', projectId);
+}
+
+/** Marks an Idempotency-Key done with its answer, in the transaction that commits its logs. */
+export function markIdempotencyDone(db: Executor, projectId: string, key: string, response: string) {
+  return db.updateTable('idempotency_keys').set({ state: 'done', response }).where('project_id', '=', projectId).where('key', '=', key);
+}
+
+/** Adds to the per-minute level rollup (log_counts). */
+export function addLogCounts(db: Executor, projectId: string, rows: { minute: number; level: number; n: number }[]) {
+  return db
+    .insertInto('log_counts')
+    .values(rows.map((r) => ({ project_id: projectId, minute: r.minute, level: r.level, n: r.n })))
+    .onConflict((oc) => oc.columns(['project_id', 'minute', 'level']).doUpdateSet({ n: sql<number>`log_counts.n + excluded.n` }));
+}
+
+/** Adds to the per-minute level and source rollup (log_source_counts; '' for no source). */
+export function addSourceCounts(db: Executor, projectId: string, rows: { minute: number; level: number; source: string; n: number }[]) {
+  return db
+    .insertInto('log_source_counts')
+    .values(rows.map((r) => ({ project_id: projectId, minute: r.minute, level: r.level, source: r.source, n: r.n })))
+    .onConflict((oc) => oc.columns(['project_id', 'minute', 'level', 'source']).doUpdateSet({ n: sql<number>`log_source_counts.n + excluded.n` }));
+}
+
+/** Adds alert-rule matches to their counters (a multi-row upsert). */
+export function addAlertCounts(db: Executor, counts: AlertCount[]) {
+  return db
+    .insertInto('alert_counts')
+    .values(counts.map((c) => ({ rule_id: c.ruleId, bucket: c.bucket, n: c.n })))
+    .onConflict((oc) => oc.columns(['rule_id', 'bucket']).doUpdateSet({ n: sql<number>`alert_counts.n + excluded.n` }));
+}
+
+/** The counter buckets of these rules from `from` on. */
+export function alertCountsSince(db: Executor, ruleIds: string[], from: number) {
+  return db.selectFrom('alert_counts').select(['rule_id', 'bucket', 'n']).where('bucket', '>=', from).where('rule_id', 'in', ruleIds);
+}

@@ -1,0 +1,69 @@
+/**
+ * Live tails: opening one (ownership and caps), and ending those whose authority lapsed, checked
+ * every TAIL_RECHECK_MS on this node. The hub (tail.ts) fans committed logs out to them.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import type { ProjectsService } from '../projects/service.js';
+import type { LogFilter } from './filter.js';
+import type { TailAuthority, TailHandle, TailHub, TailSink } from './tail.js';
+
+/** How often open tails are checked against their login and project (logout or deletion on any node). */
+export const TAIL_RECHECK_MS = 2000;
+
+export function createTails(deps: {
+  hub: TailHub;
+  config: Pick<Config, 'maxTails' | 'maxTailsPerUser'>;
+  now: () => number;
+  log: FastifyBaseLogger;
+  projects: Pick<ProjectsService, 'assertOwned' | 'ownersOf'>;
+  /** Which of these logins (access-token `sid`s) are still live: tails end with theirs. */
+  liveSessions: (sessionIds: string[]) => Promise<Set<string>>;
+}) {
+  const { hub, config, now, log, projects, liveSessions } = deps;
+  let timer: NodeJS.Timeout | undefined;
+
+  /**
+   * Opens a live tail after checking ownership, the per-user cap and the node's cap. The tail ends
+   * when its access token expires, when its login ends (logout, revoked) or when the project is
+   * deleted or changes hands, whichever comes first.
+   */
+  async function openTail(authority: TailAuthority, projectId: string, filter: LogFilter, afterSeq: number | undefined, sink: TailSink): Promise<TailHandle> {
+    const { userId } = authority;
+    await projects.assertOwned(userId, projectId);
+    if (hub.openCount(userId) >= config.maxTailsPerUser) {
+      throw new AppError('RATE_LIMITED', `At most ${config.maxTailsPerUser} live tails can be open per user; close one first.`, { retryAfter: 5 });
+    }
+    if (hub.totalOpen >= config.maxTails) {
+      throw new AppError('OVERLOADED', `This server has ${config.maxTails} live tails open, its limit; retry later or on another node.`, { retryAfter: 5 });
+    }
+    return hub.open(authority, projectId, filter, sink, afterSeq);
+  }
+
+  /** Ends the tails whose authority has lapsed: an expired token, an ended login, a project gone or given away. */
+  async function recheckTails(): Promise<number> {
+    const open = hub.tails();
+    if (open.length === 0) return 0;
+    const [live, owners] = await Promise.all([liveSessions([...new Set(open.map((t) => t.authority.sessionId))]), projects.ownersOf([...new Set(open.map((t) => t.projectId))])]);
+    const t = now();
+    let ended = hub.closeWhere((projectId, a) => owners.get(projectId) !== a.userId, 'the project is gone, or no longer yours');
+    ended += hub.closeWhere((_, a) => !live.has(a.sessionId), 'the login that opened this tail has ended (logged out or revoked)');
+    ended += hub.closeWhere((_, a) => a.expiresAt <= t, 'the access token expired; reconnect with a fresh one');
+    return ended;
+  }
+
+  return {
+    openTail,
+    recheckTails,
+    start(): void {
+      timer = setInterval(() => {
+        recheckTails().catch((err: unknown) => log.warn({ err }, 'could not recheck live tails'));
+      }, TAIL_RECHECK_MS);
+      timer.unref();
+    },
+    stop(): void {
+      if (timer) clearInterval(timer);
+    },
+  };
+}
