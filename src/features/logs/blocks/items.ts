@@ -11,7 +11,8 @@
  * same item (the language matches both alike).
  */
 import type { Node, Value, Words } from '../query/ast.js';
-import { fold, isAscii, scalarText, wordsOf } from '../query/text.js';
+import { fold, isAscii, isWordChar, scalarText } from '../query/text.js';
+import { ItemSet } from './bloom.js';
 
 /** A log past these gives no items: its block says "maybe" to every probe. */
 export const MAX_ITEMS_PER_LOG = 2_000;
@@ -25,20 +26,63 @@ export interface IndexedLog {
   metadata: string | null;
 }
 
+/** Where a log's items go: an item is `prefix` followed by `text[from, to)`. */
+interface ItemSink {
+  add(prefix: string, text: string, from?: number, to?: number): void;
+}
+
+/** ASCII word characters (letters, digits, `_`): the rest of the word class needs a look at the code point. */
+const ASCII_WORD = new Uint8Array(128).map((_, c) => Number((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95));
+
 /**
- * Adds a log's items to `out`. Returns false when the log cannot be summarised within the limits
- * (too many items, a path too long, metadata that is not JSON): the caller then keeps no filter.
+ * Calls `onWord(from, to)` for each word of a folded text, as wordsOf finds them (maximal runs of
+ * letters, marks, decimal digits and `_`), without cutting the text up.
  */
-export function addLogItems(log: IndexedLog, out: Set<string>): boolean {
+function eachWord(folded: string, onWord: (from: number, to: number) => void): void {
+  let start = -1;
+  for (let i = 0; i < folded.length; ) {
+    const c = folded.charCodeAt(i);
+    let width = 1;
+    let word: boolean;
+    if (c < 128) word = ASCII_WORD[c] === 1;
+    else {
+      const cp = folded.codePointAt(i)!;
+      width = cp > 0xffff ? 2 : 1;
+      word = isWordChar(String.fromCodePoint(cp));
+    }
+    if (word) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      onWord(start, i);
+      start = -1;
+    }
+    i += width;
+  }
+  if (start >= 0) onWord(start, folded.length);
+}
+
+/**
+ * Adds a log's items to `out` (an ItemSet: the builder's; or a set of the items' texts). Returns
+ * false when the log cannot be summarised within the limits (too many items, a path too long,
+ * metadata that is not JSON): the caller then keeps no filter.
+ */
+export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>): boolean {
+  const sink: ItemSink = out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) };
   let count = 0;
-  /** false once the log is past its item cap: the caller stops there. */
-  const add = (item: string): boolean => {
-    out.add(item);
-    return ++count <= MAX_ITEMS_PER_LOG;
+  let over = false;
+  /** Counts every item added, distinct or not: past the cap the log gives up (the caller stops there). */
+  const add = (prefix: string, text: string, from?: number, to?: number): boolean => {
+    sink.add(prefix, text, from, to);
+    if (++count > MAX_ITEMS_PER_LOG) over = true;
+    return !over;
   };
-  for (const w of wordsOf(fold(log.message))) if (!add('w:' + w)) return false;
-  if (log.source !== null) add('s:' + fold(log.source));
-  if (log.metadata === null) return count <= MAX_ITEMS_PER_LOG;
+  const addWords = (folded: string): boolean => {
+    eachWord(folded, (from, to) => void (over || add('w:', folded, from, to)));
+    return !over;
+  };
+  if (!addWords(fold(log.message))) return false;
+  if (log.source !== null) add('s:', fold(log.source));
+  if (log.metadata === null) return !over;
   let meta: unknown;
   try {
     meta = JSON.parse(log.metadata);
@@ -52,14 +96,14 @@ export function addLogItems(log: IndexedLog, out: Set<string>): boolean {
     if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
     // null equals `@path:null` but does not exist for `@path:*`.
     if (v === null) {
-      if (path !== '' && !add(`v:${path}=s:null`)) return false;
+      if (path !== '' && !add(`v:${path}=s:`, 'null')) return false;
       continue;
     }
     if (Array.isArray(v)) {
       for (const el of v) stack.push([el, path, depth + 1]);
       continue;
     }
-    if (path !== '' && !add('p:' + path)) return false;
+    if (path !== '' && !add('p:', path)) return false;
     if (typeof v === 'object') {
       for (const [k, child] of Object.entries(v)) stack.push([child, path === '' ? k : path + '.' + k, depth + 1]);
       continue;
@@ -67,10 +111,10 @@ export function addLogItems(log: IndexedLog, out: Set<string>): boolean {
     const text = scalarText(v);
     if (text === undefined) continue;
     const folded = fold(text);
-    for (const w of wordsOf(folded)) if (!add('w:' + w)) return false;
-    if (path !== '' && !add(typeof v === 'number' ? `v:${path}=#${String(v)}` : `v:${path}=s:${folded}`)) return false;
+    if (!addWords(folded)) return false;
+    if (path !== '' && !(typeof v === 'number' ? add(`v:${path}=#`, String(v)) : add(`v:${path}=s:`, folded))) return false;
   }
-  return count <= MAX_ITEMS_PER_LOG;
+  return !over;
 }
 
 /**

@@ -1,0 +1,63 @@
+/**
+ * The skip index's items and filter bits must not depend on how they are computed: summaries built
+ * by one version of the builder are probed by the next. The builder hashes items without making
+ * their texts (ItemSet); these checks hold it to the item texts and to the filter's original hash.
+ */
+import fc from 'fast-check';
+import { expect, it } from 'vitest';
+import { buildBloom, hashItem, ItemSet } from '../src/features/logs/blocks/bloom.js';
+import { addLogItems } from '../src/features/logs/blocks/items.js';
+import { fold, wordsOf } from '../src/features/logs/query/text.js';
+import { randomLog } from './query-arbitraries.js';
+
+/** MurmurHash3 (32 bits) over UTF-16 code units, as the filter has hashed items from the start. */
+function reference(s: string, seed: number): number {
+  let h = (seed ^ s.length) >>> 0;
+  for (let i = 0; i < s.length; i++) {
+    let k = Math.imul(s.charCodeAt(i), 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    h ^= k;
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+it('hashes an item as it always has', () => {
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (item) => {
+      expect(hashItem(item)).toEqual({ bucket: reference(item, 0x9747b28c), bits: reference(item, 0x5bd1e995) });
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+it("builds the same filter from a block's item hashes as from its item texts, and finds the same words as wordsOf", () => {
+  const logs = fc.sample(randomLog, { numRuns: 400, seed: 16 }).map((l) => ({ source: l.source ?? null, message: l.message, metadata: l.metadata === undefined ? null : JSON.stringify(l.metadata) }));
+  for (let i = 0; i < logs.length; i += 40) {
+    const texts = new Set<string>();
+    const hashed = new ItemSet();
+    const block = logs.slice(i, i + 40);
+    for (const log of block) expect(addLogItems(log, hashed)).toBe(addLogItems(log, texts));
+    expect(hashed.size).toBe(texts.size);
+    expect(buildBloom(hashed, hashed.size).bytes.equals(buildBloom(texts, texts.size).bytes)).toBe(true);
+  }
+});
+
+it('takes the words of a text as wordsOf does', () => {
+  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.array(fc.constantFrom('a', 'Z', '_', '9', ' ', '-', 'é', 'e\u0301', 'İ', '\u212A', '😀', '٣', '\ud800', 'ß', '.'), { maxLength: 20 }).map((cs) => cs.join('')));
+  fc.assert(
+    fc.property(text, (message) => {
+      const items = new Set<string>();
+      expect(addLogItems({ source: null, message, metadata: null }, items)).toBe(true);
+      expect([...items].sort()).toEqual([...new Set(wordsOf(fold(message)).map((w) => 'w:' + w))].sort());
+    }),
+    { numRuns: 3000 },
+  );
+});
