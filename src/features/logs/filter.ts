@@ -1,3 +1,4 @@
+import type { Needle } from './query/prefilter.js';
 import { validationError } from '../../errors.js';
 import { levelIndex, LEVELS } from './levels.js';
 import { checkPattern, RE2_UNSUPPORTED, type Pattern } from './pattern.js';
@@ -18,6 +19,8 @@ export interface LogFilter {
   query?: Query;
   /** Internal: a case-sensitive substring the message must hold (a pattern's required literal, checked in SQL). */
   contains?: string;
+  /** Internal: texts the raw message or metadata must hold, ASCII-case-insensitively (the query's needles, query/prefilter.ts), checked in SQL. */
+  needles?: Needle[];
 }
 
 export const MAX_PATTERN_LENGTH = 1000;

@@ -1,7 +1,8 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
 import type { LogFilter } from './filter.js';
 import { narrowing } from './query/index.js';
+import { FOLDS_INTO, type Needle } from './query/prefilter.js';
 import { minuteCounts } from './store/batch.js';
 import { logSqlOf, type LogSql } from './store/sql.js';
 import { selectLastSeq } from './store/statements.js';
@@ -39,7 +40,24 @@ function applyFilter<O>(engine: LogSql, query: SelectQueryBuilder<DatabaseSchema
     if (n.to !== undefined) q = q.where('ts', '<=', n.to);
   }
   if (filter.contains !== undefined) q = q.where(engine.messageContains(filter.contains));
+  for (const needle of filter.needles ?? []) q = q.where(needleSql(engine, needle));
   return q;
+}
+
+/**
+ * One of the query's needles in SQL: the message or metadata holds one of its texts, ignoring ASCII
+ * case; a text holding a character that folds into one of the needle's (İ for i, K (Kelvin) for k…)
+ * is kept too, as the prefilter keeps it. A superset: the query still decides.
+ */
+function needleSql(engine: LogSql, needle: Needle): RawBuilder<boolean> {
+  const parts: RawBuilder<boolean>[] = [];
+  for (const { text, where } of needle) {
+    for (const column of where === 'either' ? (['message', 'metadata'] as const) : [where]) {
+      parts.push(engine.holdsIgnoringCase(column, text));
+      for (const [ascii, other] of Object.entries(FOLDS_INTO)) if (text.includes(ascii)) parts.push(engine.holds(column, other));
+    }
+  }
+  return sql<boolean>`(${sql.join(parts, sql` or `)})`;
 }
 
 /**

@@ -6,7 +6,7 @@
  * matchAll) still decides every log that passes, so the answer is the scan's.
  */
 import type { Executor } from '../../../db/types.js';
-import { EVERY_LOG, prefilterOf, withFilter } from '../query/index.js';
+import { EVERY_LOG, needlesOf, prefilterOf, withFilter } from '../query/index.js';
 import { matchAll, type LogFilter } from '../filter.js';
 import * as repo from '../repository.js';
 import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
@@ -38,6 +38,16 @@ export type IndexedPage = { data: repo.LogRowStored[]; nextCursor: repo.Position
 /** The need of a filter: the query's tree ANDed with the legacy parameters, as matchAll decides it. */
 function needOfFilter(filter: LogFilter): Need {
   return capItems(needOf(withFilter(filter.query ?? EVERY_LOG, filter).root), MAX_PROBES);
+}
+
+/**
+ * A block's read in SQL, with the query's needles (query/prefilter.ts): only the logs whose raw text
+ * holds them travel. A block is read by its seq range, so this costs a text test per log in the
+ * engine, where reading every log out would cost far more.
+ */
+function withNeedles(sqlFilter: LogFilter, filter: LogFilter): LogFilter {
+  const needles = filter.query ? needlesOf(filter.query.root) : [];
+  return needles.length > 0 ? { ...sqlFilter, needles } : sqlFilter;
 }
 
 /** A run of seqs to read: a candidate block, or the logs not summarised yet (maxTs unknown: +∞). */
@@ -94,12 +104,13 @@ export async function searchIndexed(
   if (!plan) return undefined;
   const { segments, report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
+  const blockFilter = withNeedles(sqlFilter, filter);
   const want = sqlOnly ? limit + 1 : limit;
   const found: repo.LogRowStored[] = [];
   const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
   for (const seg of segments) {
     if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
-    const read = await repo.findInSeqRange(db, projectId, sqlFilter, before, seg.first, seg.last, seg.last - seg.first + 1);
+    const read = await repo.findInSeqRange(db, projectId, blockFilter, before, seg.first, seg.last, seg.last - seg.first + 1);
     report.blocksRead++;
     report.rowsRead += read.length;
     const rows = prefilter ? read.filter(prefilter) : read;
@@ -141,8 +152,9 @@ export async function eachIndexed(
   if (!plan) return undefined;
   const { segments, report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
+  const blockFilter = withNeedles(sqlFilter, filter);
   for (const seg of segments) {
-    const read = await repo.findInSeqRange(db, projectId, sqlFilter, undefined, seg.first, seg.last, seg.last - seg.first + 1);
+    const read = await repo.findInSeqRange(db, projectId, blockFilter, undefined, seg.first, seg.last, seg.last - seg.first + 1);
     report.blocksRead++;
     report.rowsRead += read.length;
     const rows = prefilter ? read.filter(prefilter) : read;

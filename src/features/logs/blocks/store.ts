@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../../../db/types.js';
-import { BUCKET_BYTES, buildBloom, bucketMayHold, hashItem, type ItemHash } from './bloom.js';
+import { BUCKET_BYTES, buildBloom, bucketMayHold, hashItem, ItemSet, type ItemHash } from './bloom.js';
 import { batchBytes } from '../ingest-queue.js';
 import { addLogItems } from './items.js';
 import { logSqlOf, type LogSql } from '../store/sql.js';
@@ -82,7 +82,7 @@ export async function summarise(db: Executor, projectId: string, first: number, 
   let maxTs = -1;
   let levelMask = 0;
   let logs = 0;
-  let items: Set<string> | undefined = new Set<string>();
+  let items: ItemSet | undefined = new ItemSet();
   let slice = Date.now();
   let read = SUMMARY_READ_FIRST;
   let from = first;

@@ -35,7 +35,7 @@ export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY
 export { FOLDS_TO_ASCII, fold } from './text.js';
 export { evaluate, inlineRegexes, type T3 } from './eval.js';
 export { LogView } from './view.js';
-export { prefilterOf, type Prefilter } from './prefilter.js';
+export { needlesOf, prefilterOf, type Needle, type Prefilter } from './prefilter.js';
 
 export interface Query {
   readonly text: string;

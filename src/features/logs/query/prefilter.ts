@@ -18,10 +18,10 @@ import type { QueryLog } from './view.js';
  */
 export type Prefilter = (log: QueryLog) => boolean;
 
-type Where = 'message' | 'metadata' | 'either';
+export type Where = 'message' | 'metadata' | 'either';
 
-/** One conjunct: the log must hold at least one of these (text, where). */
-type Needle = { text: string; where: Where }[];
+/** One conjunct: the log must hold at least one of these (text, ASCII lower case, and where). */
+export type Needle = { text: string; where: Where }[];
 
 /** What JSON.stringify writes as itself (and lower case keeps as itself). */
 const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -100,13 +100,25 @@ function needleOf(node: Node): Needle | undefined {
   }
 }
 
-/** The query's prefilter, or undefined when no conjunct gives one (every log passes). */
-export function prefilterOf(root: Node): Prefilter | undefined {
+/** What every log the query matches holds in its raw text: all of these conjuncts (SQL can check them too). */
+export function needlesOf(root: Node): Needle[] {
   const needles: Needle[] = [];
   for (const node of conjuncts(root, [])) {
     const n = needleOf(node);
     if (n !== undefined) needles.push(n);
   }
+  return needles;
+}
+
+/**
+ * The non-ASCII characters a raw text may hold where its folded form has the ASCII character:
+ * a text holding one of those for a character of the needle must be kept (see FOLDS_TO_ASCII).
+ */
+export const FOLDS_INTO: Readonly<Record<string, string>> = { i: '\u0130', k: '\u212a', ';': '\u037e', '`': '\u1fef' };
+
+/** The query's prefilter, or undefined when no conjunct gives one (every log passes). */
+export function prefilterOf(root: Node): Prefilter | undefined {
+  const needles = needlesOf(root);
   if (needles.length === 0) return undefined;
   return (log) => {
     const message = log.message;

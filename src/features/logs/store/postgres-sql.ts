@@ -15,6 +15,9 @@ export const postgresSql: LogSql = {
   // less than half the cost of the locale's case folding on every row scanned.
   messageLike: (q) => (/^[\x00-\x7f]*$/.test(q) ? sql<boolean>`message collate "C" ilike ${likePattern(q)} escape '\\'` : sql<boolean>`message ilike ${likePattern(q)} escape '\\'`),
   messageContains: (text) => sql<boolean>`strpos(message, ${text}) > 0`,
+  // ASCII only: the "C" collation's ILIKE folds ASCII letters, as the needles are.
+  holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} collate "C" ilike ${likePattern(text)} escape '\\'`,
+  holds: (column, text) => sql<boolean>`strpos(${sql.ref(column)}, ${text}) > 0`,
   pageWindowsMs: PAGE_WINDOWS_MS,
   seqRangeRead: (compiled) => compiled,
   bytesSlice: (bytes, offset, length) => sql`substring(${bytes} from cast(${offset} + 1 as integer) for ${length})`,

@@ -14,6 +14,10 @@ export interface LogSql {
   messageLike(q: string): RawBuilder<boolean>;
   /** `message` holds `text` exactly (a pattern's required literal). */
   messageContains(text: string): RawBuilder<boolean>;
+  /** The column holds the ASCII `text`, with ASCII letters in either case. */
+  holdsIgnoringCase(column: 'message' | 'metadata', text: string): RawBuilder<boolean>;
+  /** The column holds `text` exactly. */
+  holds(column: 'message' | 'metadata', text: string): RawBuilder<boolean>;
   /** Lower time bounds a page tries first, newest first, before its whole range (none: the whole range at once). */
   readonly pageWindowsMs: readonly number[];
   /** A read of one seq range (a block), made to walk the (project_id, seq) index. */

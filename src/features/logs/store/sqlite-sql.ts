@@ -11,6 +11,8 @@ export const sqliteSql: LogSql = {
   // LIKE folds ASCII letters only.
   messageLike: (q) => sql<boolean>`message like ${likePattern(q)} escape '\\'`,
   messageContains: (text) => sql<boolean>`instr(message, ${text}) > 0`,
+  holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} like ${likePattern(text)} escape '\\'`,
+  holds: (column, text) => sql<boolean>`instr(${sql.ref(column)}, ${text}) > 0`,
   pageWindowsMs: [],
   // Without the hint SQLite may walk the time index over the whole range instead.
   seqRangeRead: (compiled) => ({ ...compiled, sql: compiled.sql.replace(/^select (.*?) from "logs" where /, (_all, cols: string) => `select ${cols} from "logs" indexed by "logs_project_seq" where `) }),
