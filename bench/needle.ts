@@ -16,8 +16,8 @@
  *   legacy q=<needle>, 24 h            q=req_c0ffee…                                    < 300 ms
  *   absent value, 7 days               query=@reqId:req_0000…                           < 50 ms
  *
- * then the same with the server restarted with SEARCH_INDEX=off (the scan; fewer runs, they are
- * slow; QUERY_TIME_BUDGET=60s unless set, so that they are measured rather than cut off). The index's size is read from the database next to the logs'.
+ * then the same with the server restarted with SEARCH_INDEX=off (the scan: `--off-runs` runs after
+ * one warm-up, they are slow; QUERY_TIME_BUDGET=60s unless set, so that they are measured rather than cut off). The index's size is read from the database next to the logs'.
  *
  * Ingest: two fresh databases, `--clients` clients sending bench:ingest's batches for
  * `--ingest-duration` seconds, first with SEARCH_INDEX=off (no builder), then on, where the builder
@@ -48,8 +48,9 @@ const USAGE = `Usage: npm run bench:needle -- [options]
 
   --logs <n>                       logs in the project for the queries (default 10000000)
   --days <n>                       spread over the last n days (default 7)
-  --runs <n>                       timed runs per query with the index (default 40; without it, a quarter)
-  --warmup <n>                     untimed runs first (default 3)
+  --runs <n>                       timed runs per query with the index (default 40)
+  --warmup <n>                     untimed runs first (default 3; without the index, 1)
+  --off-runs <n>                   timed runs per query without the index (default 3: they are slow)
   --reuse                          keep the loaded database for the next run (as bench:query)
   --skip-queries | --skip-ingest   leave out that part
   --ingest-duration <seconds>      length of each ingest run (default 20)
@@ -62,6 +63,7 @@ interface Options {
   days: number;
   runs: number;
   warmup: number;
+  offRuns: number;
   reuse: boolean;
   skipQueries: boolean;
   skipIngest: boolean;
@@ -76,6 +78,7 @@ function parseOptions(argv: string[]): Options {
     days: { type: 'string', default: '7' },
     runs: { type: 'string', default: '40' },
     warmup: { type: 'string', default: '3' },
+    'off-runs': { type: 'string', default: '3' },
     reuse: { type: 'boolean', default: false },
     'skip-queries': { type: 'boolean', default: false },
     'skip-ingest': { type: 'boolean', default: false },
@@ -94,6 +97,7 @@ function parseOptions(argv: string[]): Options {
     days: n('days', 1),
     runs: n('runs', 1),
     warmup: n('warmup', 0),
+    offRuns: n('off-runs', 1),
     reuse: values.reuse === true,
     skipQueries: values['skip-queries'] === true,
     skipIngest: values['skip-ingest'] === true,
@@ -221,7 +225,8 @@ async function benchQueries(engine: Engine, options: Options, failures: string[]
         process.stderr.write(` in ${fmt(catchUpSeconds, 1)} s\n`);
       }
       const { accessToken } = await call<{ accessToken: string }>(agent, `${server.baseUrl}/v1/auth/login`, 'POST', 200, undefined, { email: meta.email, password: meta.password });
-      const runs = index === 'on' ? options.runs : Math.max(3, Math.ceil(options.runs / 4));
+      const runs = index === 'on' ? options.runs : options.offRuns;
+      const warmup = index === 'on' ? options.warmup : Math.min(1, options.warmup);
       for (const q of queries) {
         const url = `${server.baseUrl}/v1/projects/${meta.projectId}/logs?${new URLSearchParams({ limit: '100', ...Object.fromEntries(Object.entries(q.params).map(([k, v]) => [k, String(v)])) })}`;
         const get = () => send(agent, url, 'GET', { authorization: `Bearer ${accessToken}` });
@@ -230,11 +235,11 @@ async function benchQueries(engine: Engine, options: Options, failures: string[]
         if (got !== q.hits) failures.push(`${engine}, index ${index}, ${q.label}: ${answer.status === 200 ? `${got} logs, not ${q.hits}` : `HTTP ${answer.status}: ${answer.body.slice(0, 200)}`}`);
         process.stderr.write(`  ${engine}: index ${index}: timing ${q.label}…\n`);
         const samples: number[] = [];
-        for (let i = 0; i < options.warmup + runs; i++) {
+        for (let i = 0; i < warmup + runs; i++) {
           const t = performance.now();
           const res = await get();
           if (res.status !== 200) failures.push(`${engine}, index ${index}, ${q.label}: HTTP ${res.status}`);
-          if (i >= options.warmup) samples.push(performance.now() - t);
+          if (i >= warmup) samples.push(performance.now() - t);
         }
         samples.sort((a, b) => a - b);
         timed.push({ key: q.key, label: q.label, index, hits: q.hits, p50: percentile(samples, 50)!, p95: percentile(samples, 95)!, ...(index === 'on' ? { targetP95: q.targetP95 } : {}) });
