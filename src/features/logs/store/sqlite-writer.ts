@@ -44,6 +44,7 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
       const p = pending.get(msg.id);
       if (!p) return;
       pending.delete(msg.id);
+      if (pending.size === 0) w.unref();
       if (msg.error !== undefined) p.reject(new Error(`log writer: ${msg.error}`));
       else p.resolve(msg.results!);
     });
@@ -54,6 +55,8 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     };
     w.on('error', fail);
     w.on('exit', (code) => fail(new Error(`log writer thread exited (${code})`)));
+    // An idle thread does not keep the process alive (one waiting for a commit does).
+    w.unref();
     return w;
   }
 
@@ -64,9 +67,14 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     const w = worker;
     return new Promise<R>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (r: never) => void, reject });
+      w.ref();
       w.postMessage({ id, ...message });
     });
   }
+
+  // Started now rather than at the first commit: loading the thread's modules takes a few hundred
+  // milliseconds on a busy machine, better spent while the server starts than by the first request.
+  worker = start();
 
   return {
     write(batches) {
@@ -82,6 +90,7 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
       if (!w) return;
       await new Promise<void>((resolve) => {
         w.once('exit', () => resolve());
+        w.ref();
         w.postMessage({ close: true } satisfies WriterMessage);
       });
     },
