@@ -60,13 +60,18 @@ export async function projectsBehind(db: Executor, blockLogs: number, limit: num
 }
 
 /**
- * Logs read per round while summarising: a read is one synchronous call on SQLite, so its size is
- * a stall. Each block starts at SUMMARY_READ_FIRST logs (at most 128 KiB each: 4 MiB), doubles up
- * to SUMMARY_READ_MAX while a round's text stays under SUMMARY_READ_BYTES, halves when past it.
+ * Logs read per round while summarising. A read is one synchronous call on SQLite, so its size is
+ * a stall; on PostgreSQL a read by seq cannot be bounded in time, so it looks into every daily
+ * partition, and its cost is mostly per read. So the size follows the bytes read: it starts at
+ * SUMMARY_READ_FIRST logs (at most 128 KiB each: 4 MiB), doubles up to SUMMARY_READ_MAX while a
+ * round's text stays under the engine's summaryReadBytes, halves when past four times that, and
+ * carries over to the next block (up to SUMMARY_READ_START).
  */
 const SUMMARY_READ_FIRST = 32;
-const SUMMARY_READ_MAX = 256;
-const SUMMARY_READ_BYTES = 1024 * 1024;
+const SUMMARY_READ_START = 256;
+const SUMMARY_READ_MAX = 4096;
+/** The read size the last round settled on. */
+let summaryRead = SUMMARY_READ_FIRST;
 /** Distinct items one block's filter may hold; past it the block keeps no filter (16 bits each: 512 KiB). */
 const MAX_ITEMS_PER_BLOCK = 262_144;
 /** Summarising is CPU work on the event loop: it yields at least this often. */
@@ -84,7 +89,9 @@ export async function summarise(db: Executor, projectId: string, first: number, 
   let logs = 0;
   let items: ItemSet | undefined = new ItemSet();
   let slice = Date.now();
-  let read = SUMMARY_READ_FIRST;
+  // A block starts at most at SUMMARY_READ_START logs (32 MiB at 128 KiB each), whatever the last one settled on.
+  let read = Math.min(summaryRead, SUMMARY_READ_START);
+  const target = logSqlOf(db).summaryReadBytes;
   let from = first;
   while (from <= last) {
     const rows = await db
@@ -95,7 +102,7 @@ export async function summarise(db: Executor, projectId: string, first: number, 
       .where('seq', '<=', Math.min(last, from + read - 1))
       .execute();
     const bytes = batchBytes(rows);
-    const nextRead = bytes > 4 * SUMMARY_READ_BYTES ? Math.max(1, read >> 1) : bytes < SUMMARY_READ_BYTES ? Math.min(SUMMARY_READ_MAX, read * 2) : read;
+    const nextRead = bytes > 4 * target ? Math.max(1, read >> 1) : bytes < target ? Math.min(SUMMARY_READ_MAX, read * 2) : read;
     for (const r of rows) {
       const ts = Number(r.ts);
       if (ts < minTs) minTs = ts;
@@ -111,6 +118,7 @@ export async function summarise(db: Executor, projectId: string, first: number, 
     }
     from += read;
     read = nextRead;
+    summaryRead = nextRead;
   }
   return { firstSeq: first, lastSeq: last, minTs, maxTs, levelMask, logs, bloom: items ? buildBloom(items, items.size) : undefined };
 }

@@ -18,6 +18,7 @@ export const postgresSql: LogSql = {
   // ASCII only: the "C" collation's ILIKE folds ASCII letters, as the needles are.
   holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} collate "C" ilike ${likePattern(text)} escape '\\'`,
   holds: (column, text) => sql<boolean>`strpos(${sql.ref(column)}, ${text}) > 0`,
+  summaryReadBytes: 8 * 1024 * 1024,
   pageWindowsMs: PAGE_WINDOWS_MS,
   seqRangeRead: (compiled) => compiled,
   bytesSlice: (bytes, offset, length) => sql`substring(${bytes} from cast(${offset} + 1 as integer) for ${length})`,

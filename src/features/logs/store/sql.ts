@@ -20,6 +20,12 @@ export interface LogSql {
   holds(column: 'message' | 'metadata', text: string): RawBuilder<boolean>;
   /** Lower time bounds a page tries first, newest first, before its whole range (none: the whole range at once). */
   readonly pageWindowsMs: readonly number[];
+  /**
+   * Bytes of log text the skip index's builder aims to read per statement (blocks/store.ts
+   * summarise): a read is a stall on SQLite (synchronous), and mostly a fixed cost on PostgreSQL
+   * (a read by seq looks into every daily partition).
+   */
+  readonly summaryReadBytes: number;
   /** A read of one seq range (a block), made to walk the (project_id, seq) index. */
   seqRangeRead(compiled: CompiledQuery): CompiledQuery;
   /** `length` bytes of the blob `bytes` from the 0-based `offset` (SQL expressions, so callers choose literals or parameters). */
