@@ -94,7 +94,7 @@ export async function findInSeqRange(db: Executor, projectId: string, filter: Lo
   let q = applyFilter(engine, db.selectFrom('logs').select(COLUMNS), projectId, filter).where('seq', '>=', first);
   if (last !== undefined) q = q.where('seq', '<=', last);
   if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
-  const { rows } = await db.executeQuery<LogRowStored>(engine.seqRangeRead(q.limit(limit).compile()));
+  const { rows } = await db.executeQuery<LogRowStored>(engine.seqRangeRead(q.orderBy('seq').limit(limit).compile()));
   return rows.sort((a, b) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq));
 }
 
