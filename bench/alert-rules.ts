@@ -2,19 +2,14 @@
  * The alert rules of bench:alerts and bench:match, and the logs they look at: the same kinds of
  * rules written with level, source and RE2 pattern, or in the query language.
  */
+import type { ConditionInput } from '../src/features/alerts/rules.js';
 import { generateLogs, type BenchLog } from './logs.js';
 
 /** How the rules are written: level, source and RE2 pattern, or the query language. */
 export type RuleKind = 'pattern' | 'query';
 
-export interface Condition {
-  level: string;
-  threshold: number;
-  window: string;
-  source?: string;
-  pattern?: string;
-  query?: string;
-}
+/** A rule's condition as the API takes it. */
+export type Condition = ConditionInput;
 
 export interface RuleSpec {
   name: string;
