@@ -63,13 +63,13 @@ export async function projectsBehind(db: Executor, blockLogs: number, limit: num
  * Logs read per round while summarising. A read is one synchronous call on SQLite, so its size is
  * a stall; on PostgreSQL a read by seq cannot be bounded in time, so it looks into every daily
  * partition, and its cost is mostly per read. So the size follows the bytes read: it starts at
- * SUMMARY_READ_FIRST logs (at most 128 KiB each: 4 MiB), doubles up to SUMMARY_READ_MAX while a
+ * SUMMARY_READ_FIRST logs (at most 128 KiB each: 4 MiB), doubles up to the engine's summaryReadLogs
+ * (SQLite 256: 32 MiB at worst in one synchronous call; PostgreSQL 1,024: 128 MiB) while a
  * round's text stays under the engine's summaryReadBytes, halves when past four times that, and
  * carries over to the next block (up to SUMMARY_READ_START).
  */
 const SUMMARY_READ_FIRST = 32;
 const SUMMARY_READ_START = 256;
-const SUMMARY_READ_MAX = 4096;
 /** The read size the last round settled on. */
 let summaryRead = SUMMARY_READ_FIRST;
 /** Distinct items one block's filter may hold; past it the block keeps no filter (16 bits each: 512 KiB). */
@@ -89,9 +89,9 @@ export async function summarise(db: Executor, projectId: string, first: number, 
   let logs = 0;
   let items: ItemSet | undefined = new ItemSet();
   let slice = Date.now();
+  const { summaryReadBytes: target, summaryReadLogs: most } = logSqlOf(db);
   // A block starts at most at SUMMARY_READ_START logs (32 MiB at 128 KiB each), whatever the last one settled on.
-  let read = Math.min(summaryRead, SUMMARY_READ_START);
-  const target = logSqlOf(db).summaryReadBytes;
+  let read = Math.min(summaryRead, SUMMARY_READ_START, most);
   let from = first;
   while (from <= last) {
     const rows = await db
@@ -102,7 +102,7 @@ export async function summarise(db: Executor, projectId: string, first: number, 
       .where('seq', '<=', Math.min(last, from + read - 1))
       .execute();
     const bytes = batchBytes(rows);
-    const nextRead = bytes > 4 * target ? Math.max(1, read >> 1) : bytes < target ? Math.min(SUMMARY_READ_MAX, read * 2) : read;
+    const nextRead = bytes > 4 * target ? Math.max(1, read >> 1) : bytes < target ? Math.min(most, read * 2) : read;
     for (const r of rows) {
       const ts = Number(r.ts);
       if (ts < minTs) minTs = ts;

@@ -18,6 +18,7 @@ export const postgresSql: LogSql = {
   // ASCII only: the "C" collation's ILIKE folds ASCII letters, as the needles are.
   holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} collate "C" ilike ${likePattern(text)} escape '\\'`,
   holds: (column, text) => sql<boolean>`strpos(${sql.ref(column)}, ${text}) > 0`,
+  summaryReadLogs: 1024,
   summaryReadBytes: 8 * 1024 * 1024,
   pageWindowsMs: PAGE_WINDOWS_MS,
   seqRangeRead: (compiled) => compiled,

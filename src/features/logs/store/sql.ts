@@ -26,6 +26,8 @@ export interface LogSql {
    * (a read by seq looks into every daily partition).
    */
   readonly summaryReadBytes: number;
+  /** And the most logs it reads per statement: at 128 KiB a log, what one read may hold at worst. */
+  readonly summaryReadLogs: number;
   /** A read of one seq range (a block), made to walk the (project_id, seq) index. */
   seqRangeRead(compiled: CompiledQuery): CompiledQuery;
   /** `length` bytes of the blob `bytes` from the 0-based `offset` (SQL expressions, so callers choose literals or parameters). */

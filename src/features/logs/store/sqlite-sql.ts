@@ -13,6 +13,7 @@ export const sqliteSql: LogSql = {
   messageContains: (text) => sql<boolean>`instr(message, ${text}) > 0`,
   holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} like ${likePattern(text)} escape '\\'`,
   holds: (column, text) => sql<boolean>`instr(${sql.ref(column)}, ${text}) > 0`,
+  summaryReadLogs: 256,
   summaryReadBytes: 512 * 1024,
   pageWindowsMs: [],
   // Without the hint SQLite may walk the time index over the whole range instead.
