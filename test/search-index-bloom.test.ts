@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { buildBloom, hashItem, ItemSet } from '../src/features/logs/blocks/bloom.js';
+import { bucketMayHold, buildBloom, buildSliceBlooms, COMMON_IN_SLICES, hashItem, ItemSet } from '../src/features/logs/blocks/bloom.js';
 import { addLogItems } from '../src/features/logs/blocks/items.js';
 import { fold, wordsOf } from '../src/features/logs/query/text.js';
 import { randomLog } from './query-arbitraries.js';
@@ -60,4 +60,47 @@ it('takes the words of a text as wordsOf does', () => {
     }),
     { numRuns: 3000 },
   );
+});
+
+it("puts each item in the filters of the slices it was added in, or in the common filter when it is in four or more", () => {
+  const mayHold = (bloom: { buckets: number; bytes: Buffer }, item: string) => {
+    const h = hashItem(item);
+    const at = (h.bucket % bloom.buckets) * 32;
+    return bucketMayHold(bloom.bytes.subarray(at, at + 32), h);
+  };
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 15 }), fc.string({ minLength: 1, maxLength: 8 })), { minLength: 1, maxLength: 300 }), (adds) => {
+      const set = new ItemSet();
+      const slicesOf = new Map<string, Set<number>>();
+      for (const [slice, item] of adds) {
+        set.slice = slice;
+        set.add('', item);
+        slicesOf.set(item, (slicesOf.get(item) ?? new Set()).add(slice));
+      }
+      const { slices, common } = buildSliceBlooms(set, 16);
+      expect(slices).toHaveLength(16);
+      for (const [item, holding] of slicesOf) {
+        // Never a miss: the slices that hold it say so, or the common filter does.
+        for (const i of holding) expect(mayHold(slices[i]!, item) || mayHold(common, item), item).toBe(true);
+        if (holding.size >= COMMON_IN_SLICES) expect(mayHold(common, item), item).toBe(true);
+      }
+    }),
+    { numRuns: 300, seed: 16 },
+  );
+  // And the filters rule out: an item in one slice only is absent from the common filter and, at
+  // 12 bits per item, from nearly every other slice's.
+  const set = new ItemSet();
+  for (let i = 0; i < 4096; i++) {
+    set.slice = i >> 8;
+    set.add('', `id-${i}`);
+    set.add('', 'everywhere');
+  }
+  const { slices, common } = buildSliceBlooms(set, 16);
+  expect(mayHold(common, 'everywhere')).toBe(true);
+  let elsewhere = 0;
+  for (let i = 0; i < 4096; i += 16) {
+    expect(mayHold(slices[i >> 8]!, `id-${i}`)).toBe(true);
+    for (let s = 0; s < 16; s++) if (s !== i >> 8 && (mayHold(slices[s]!, `id-${i}`) || mayHold(common, `id-${i}`))) elsewhere++;
+  }
+  expect(elsewhere / (256 * 15)).toBeLessThan(0.02);
 });

@@ -6,8 +6,13 @@
  */
 
 export const BUCKET_BYTES = 32;
-/** Bits per distinct item: ~0.1–0.5 % false positives at this load. */
-const BITS_PER_ITEM = 16;
+/** Bits per distinct item in a block's filter: ~0.1–0.5 % false positives at this load. */
+export const BITS_PER_ITEM = 16;
+/**
+ * Bits per distinct item in a slice's filter (blocks/store.ts): ~0.5 % false positives. A slice is
+ * probed only once its block's filter said "maybe", so its filter only has to narrow the read.
+ */
+export const SLICE_BITS_PER_ITEM = 12;
 const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
 
 /** The two hashes the last hashPair computed (module state: no object per item). */
@@ -66,12 +71,16 @@ export function hashItem(item: string): ItemHash {
  * open-addressing table: adding an item makes no string and no object, which is most of what
  * summarising costs. Two items with the same two hashes set the same bits, so keeping one of them
  * loses nothing. An item is `prefix` followed by `text[from, to)` (see items.ts for the kinds).
+ * Each item also keeps the slices (0–15) it was added in: set `slice` before adding a log's items.
  */
 export class ItemSet {
   #buckets = new Uint32Array(1024);
   #bits = new Uint32Array(1024);
+  #slices = new Uint16Array(1024);
   #used = new Uint8Array(1024);
   #size = 0;
+  /** The slice the items added next belong to (0–15). */
+  slice = 0;
 
   get size(): number {
     return this.#size;
@@ -79,10 +88,10 @@ export class ItemSet {
 
   add(prefix: string, text: string, from = 0, to = text.length): void {
     hashPair(prefix, text, from, to);
-    this.#insert(pairBucket, pairBits);
+    this.#insert(pairBucket, pairBits, 1 << this.slice);
   }
 
-  #insert(bucket: number, bits: number): void {
+  #insert(bucket: number, bits: number, slices: number): void {
     if ((this.#size + 1) * 2 > this.#used.length) this.#grow();
     const mask = this.#used.length - 1;
     for (let i = (bucket ^ Math.imul(bits, 0x9e3779b1)) & mask; ; i = (i + 1) & mask) {
@@ -90,25 +99,30 @@ export class ItemSet {
         this.#used[i] = 1;
         this.#buckets[i] = bucket;
         this.#bits[i] = bits;
+        this.#slices[i] = slices;
         this.#size++;
         return;
       }
-      if (this.#buckets[i] === bucket && this.#bits[i] === bits) return;
+      if (this.#buckets[i] === bucket && this.#bits[i] === bits) {
+        this.#slices[i]! |= slices;
+        return;
+      }
     }
   }
 
   #grow(): void {
-    const [buckets, bits, used] = [this.#buckets, this.#bits, this.#used];
+    const [buckets, bits, slices, used] = [this.#buckets, this.#bits, this.#slices, this.#used];
     this.#buckets = new Uint32Array(used.length * 2);
     this.#bits = new Uint32Array(used.length * 2);
+    this.#slices = new Uint16Array(used.length * 2);
     this.#used = new Uint8Array(used.length * 2);
     this.#size = 0;
-    for (let i = 0; i < used.length; i++) if (used[i] === 1) this.#insert(buckets[i]!, bits[i]!);
+    for (let i = 0; i < used.length; i++) if (used[i] === 1) this.#insert(buckets[i]!, bits[i]!, slices[i]!);
   }
 
-  /** Calls `fn` with every item's two hashes. */
-  each(fn: (bucket: number, bits: number) => void): void {
-    for (let i = 0; i < this.#used.length; i++) if (this.#used[i] === 1) fn(this.#buckets[i]!, this.#bits[i]!);
+  /** Calls `fn` with every item's two hashes and the slices it was added in (bit i: slice i). */
+  each(fn: (bucket: number, bits: number, slices: number) => void): void {
+    for (let i = 0; i < this.#used.length; i++) if (this.#used[i] === 1) fn(this.#buckets[i]!, this.#bits[i]!, this.#slices[i]!);
   }
 }
 
@@ -118,28 +132,79 @@ function masks(bits: number): number[] {
 }
 
 /** Buckets for a filter of `items` distinct items (at least one). */
-export function bucketsFor(items: number): number {
-  return Math.max(1, Math.ceil((items * BITS_PER_ITEM) / (BUCKET_BYTES * 8)));
+export function bucketsFor(items: number, bitsPerItem = BITS_PER_ITEM): number {
+  return Math.max(1, Math.ceil((items * bitsPerItem) / (BUCKET_BYTES * 8)));
+}
+
+export type Bloom = { buckets: number; bytes: Buffer };
+
+/** A filter being built: room for `count` items at `bitsPerItem`; `set` adds an item by its two hashes. */
+class FilterWords {
+  readonly buckets: number;
+  readonly words: Uint32Array;
+
+  constructor(count: number, bitsPerItem: number) {
+    this.buckets = bucketsFor(count, bitsPerItem);
+    this.words = new Uint32Array(this.buckets * 8);
+  }
+
+  set(bucket: number, bits: number): void {
+    const base = (bucket % this.buckets) * 8;
+    for (let i = 0; i < 8; i++) this.words[base + i]! |= 1 << (Math.imul(bits, SALT[i]!) >>> 27);
+  }
+
+  /** Little-endian words on every machine, so the bytes are the same everywhere. */
+  bloom(): Bloom {
+    const bytes = Buffer.alloc(this.buckets * BUCKET_BYTES);
+    for (let i = 0; i < this.words.length; i++) bytes.writeUInt32LE(this.words[i]!, i * 4);
+    return { buckets: this.buckets, bytes };
+  }
 }
 
 /** A filter holding every item of `items` (texts, or an ItemSet's hashes). */
-export function buildBloom(items: Iterable<string> | ItemSet, count: number): { buckets: number; bytes: Buffer } {
-  const buckets = bucketsFor(count);
-  const words = new Uint32Array(buckets * 8);
-  const set = (bucket: number, bits: number) => {
-    const base = (bucket % buckets) * 8;
-    for (let i = 0; i < 8; i++) words[base + i]! |= 1 << (Math.imul(bits, SALT[i]!) >>> 27);
-  };
-  if (items instanceof ItemSet) items.each(set);
+export function buildBloom(items: Iterable<string> | ItemSet, count: number, bitsPerItem = BITS_PER_ITEM): Bloom {
+  const filter = new FilterWords(count, bitsPerItem);
+  if (items instanceof ItemSet) items.each((bucket, bits) => filter.set(bucket, bits));
   else
     for (const item of items) {
       const h = hashItem(item);
-      set(h.bucket, h.bits);
+      filter.set(h.bucket, h.bits);
     }
-  // Little-endian words on every machine, so the bytes are the same everywhere.
-  const bytes = Buffer.alloc(buckets * BUCKET_BYTES);
-  for (let i = 0; i < words.length; i++) bytes.writeUInt32LE(words[i]!, i * 4);
-  return { buckets, bytes };
+  return filter.bloom();
+}
+
+/** An item in at least this many of a block's slices is a common one (see buildSliceBlooms). */
+export const COMMON_IN_SLICES = 4;
+
+/** Set bits of a 16-bit mask. */
+function popcount(m: number): number {
+  m = m - ((m >> 1) & 0x5555);
+  m = (m & 0x3333) + ((m >> 2) & 0x3333);
+  m = (m + (m >> 4)) & 0x0f0f;
+  return (m + (m >> 8)) & 0x1f;
+}
+
+/**
+ * The slices' filters of a block's items (ItemSet.slice): slice i's filter holds the items added in
+ * slice i that are in fewer than COMMON_IN_SLICES slices; the common ones (a level's word, a path,
+ * a status code: in most slices) go once into `common`, whose "maybe" means "every slice may".
+ * A needle is rare, so it is in its slices' filters, and the common items do not fill them. Two
+ * passes over the items: one to size the filters, one to fill them.
+ */
+export function buildSliceBlooms(items: ItemSet, slices: number): { slices: Bloom[]; common: Bloom } {
+  const counts = new Array<number>(slices).fill(0);
+  let common = 0;
+  items.each((_bucket, _bits, m) => {
+    if (popcount(m) >= COMMON_IN_SLICES) common++;
+    else for (let rest = m; rest !== 0; rest &= rest - 1) counts[31 - Math.clz32(rest & -rest)]!++;
+  });
+  const filters = counts.map((count) => new FilterWords(Math.max(1, count), SLICE_BITS_PER_ITEM));
+  const commonFilter = new FilterWords(Math.max(1, common), BITS_PER_ITEM);
+  items.each((bucket, bits, m) => {
+    if (popcount(m) >= COMMON_IN_SLICES) commonFilter.set(bucket, bits);
+    else for (let rest = m; rest !== 0; rest &= rest - 1) filters[31 - Math.clz32(rest & -rest)]!.set(bucket, bits);
+  });
+  return { slices: filters.map((f) => f.bloom()), common: commonFilter.bloom() };
 }
 
 /** Whether the 32 bytes of an item's bucket may hold it (false: certainly not). */

@@ -10,7 +10,7 @@ import { EVERY_LOG, needlesOf, prefilterOf, withFilter } from '../query/index.js
 import { matchAll, type LogFilter } from '../filter.js';
 import * as repo from '../repository.js';
 import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
-import { blocksInRange, indexState } from './store.js';
+import { blocksInRange, indexState, sliceSpan, slicesInBlocks, SLICES_PER_BLOCK, type BlockRow } from './store.js';
 
 /** Items probed per query at most; the rest count as "maybe". */
 const MAX_PROBES = 16;
@@ -29,7 +29,11 @@ export interface IndexOptions {
 /** What one indexed search read, for tests and the bench: blocks and rows. */
 export interface IndexReport {
   blocksInRange: number;
+  /** Blocks (and the run of logs not summarised yet) of which some logs were read. */
   blocksRead: number;
+  /** The seqs those reads covered: the logs the engine looked at. */
+  seqsRead: number;
+  /** The logs the engine handed back (those that hold the query's needles). */
   rowsRead: number;
 }
 
@@ -61,6 +65,7 @@ const segmentRead = (blockLogs: number) => Math.max(4, Math.min(256, Math.floor(
 /** A segment's logs that pass the SQL filter, lowest seqs first, at most segmentRead per read. */
 async function* segmentRows(db: Executor, projectId: string, filter: LogFilter, before: repo.Position | undefined, seg: Segment, report: IndexReport, blockLogs: number): AsyncGenerator<repo.LogRowStored[]> {
   const limit = segmentRead(blockLogs);
+  if (Number.isFinite(seg.minTs)) filter = { ...filter, from: Math.max(filter.from ?? seg.minTs, seg.minTs), to: Math.min(filter.to ?? seg.maxTs, seg.maxTs) };
   let first = seg.first;
   for (;;) {
     const rows = await repo.findInSeqRange(db, projectId, filter, before, first, seg.last, limit);
@@ -77,7 +82,59 @@ async function* segmentRows(db: Executor, projectId: string, filter: LogFilter, 
 interface Segment {
   first: number;
   last: number;
+  /** The block's times (every log of it lies within): in SQL, they let PostgreSQL read only the partitions holding it. */
+  minTs: number;
   maxTs: number;
+  /** A summarised block's facts: it is read by the slices its slice filters cannot rule out. */
+  block?: BlockRow;
+}
+
+interface Plan {
+  segments: Segment[];
+  need: Need;
+  items: string[];
+  report: IndexReport;
+}
+
+/** Candidate blocks whose slice filters are probed in one statement, as reading reaches them. */
+const SLICE_PROBE_BLOCKS = 32;
+
+/**
+ * The runs of seqs to read, in the plan's order: the logs not summarised yet whole, each candidate
+ * block by the slices whose filters may hold the need (probed SLICE_PROBE_BLOCKS blocks at a time,
+ * so a search that stops early probes little). A block without slice filters is read whole.
+ */
+async function* runsOf(db: Executor, projectId: string, plan: Plan, options: IndexOptions): AsyncGenerator<Segment> {
+  const { segments, need, items, report } = plan;
+  const index = new Map(items.map((item, i) => [item, i]));
+  let probed = new Map<number, Map<number, boolean[]>>();
+  let probedBefore = 0;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    const runs: Segment[] = [];
+    if (!seg.block || items.length === 0 || options.allMaybe) runs.push(seg);
+    else {
+      if (i >= probedBefore) {
+        const next = segments.slice(i, i + SLICE_PROBE_BLOCKS).filter((s) => s.block);
+        probed = await slicesInBlocks(db, projectId, next.map((s) => s.first), items);
+        probedBefore = i + SLICE_PROBE_BLOCKS;
+      }
+      const slices = probed.get(seg.first);
+      if (!slices) runs.push(seg);
+      else
+        for (let s = 0; s < SLICES_PER_BLOCK; s++) {
+          const span = sliceSpan(seg.first, seg.last, s);
+          if (span.first > span.last) break;
+          const may = slices.get(s);
+          if (may === undefined || blockMay(need, seg.block, (item) => may[index.get(item)!] !== false)) runs.push({ ...span, minTs: seg.minTs, maxTs: seg.maxTs });
+        }
+    }
+    if (runs.length > 0) report.blocksRead++;
+    for (const run of runs) {
+      report.seqsRead += run.last - run.first + 1;
+      yield run;
+    }
+  }
 }
 
 /**
@@ -87,7 +144,7 @@ interface Segment {
  * summarised yet): the caller then scans. Logs committed after the index state was read are left
  * out, as from a scan that ran a moment earlier.
  */
-async function candidateSegments(db: Executor, projectId: string, filter: LogFilter, upper: number, options: IndexOptions): Promise<{ segments: Segment[]; report: IndexReport } | undefined> {
+async function candidateSegments(db: Executor, projectId: string, filter: LogFilter, upper: number, options: IndexOptions): Promise<Plan | undefined> {
   if (!options.enabled) return undefined;
   const need = needOfFilter(filter);
   const items = [...itemsOf(need)];
@@ -102,8 +159,8 @@ async function candidateSegments(db: Executor, projectId: string, filter: LogFil
   const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && ((item) => b.mayHold![index.get(item)!] !== false)));
   // When most blocks may match, the index saves little and the scan's early stop does better.
   if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
-  const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, maxTs: b.maxTs }))];
-  return { segments, report: { blocksInRange: blocks.length, blocksRead: 0, rowsRead: 0 } };
+  const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, minTs: Number.NEGATIVE_INFINITY, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, minTs: b.minTs, maxTs: b.maxTs, block: b }))];
+  return { segments, need, items, report: { blocksInRange: blocks.length, blocksRead: 0, seqsRead: 0, rowsRead: 0 } };
 }
 
 /**
@@ -125,15 +182,14 @@ export async function searchIndexed(
   const upper = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY);
   const plan = await candidateSegments(db, projectId, filter, upper, options);
   if (!plan) return undefined;
-  const { segments, report } = plan;
+  const { report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
   const blockFilter = withNeedles(sqlFilter, filter);
   const want = sqlOnly ? limit + 1 : limit;
   const found: repo.LogRowStored[] = [];
   const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
-  for (const seg of segments) {
+  for await (const seg of runsOf(db, projectId, plan, options)) {
     if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
-    report.blocksRead++;
     for await (const read of segmentRows(db, projectId, blockFilter, before, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
@@ -173,11 +229,10 @@ export async function eachIndexed(
 ): Promise<IndexReport | { outOfBudget: true } | undefined> {
   const plan = await candidateSegments(db, projectId, filter, filter.to ?? Number.POSITIVE_INFINITY, options);
   if (!plan) return undefined;
-  const { segments, report } = plan;
+  const { report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
   const blockFilter = withNeedles(sqlFilter, filter);
-  for (const seg of segments) {
-    report.blocksRead++;
+  for await (const seg of runsOf(db, projectId, plan, options)) {
     for await (const read of segmentRows(db, projectId, blockFilter, undefined, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });

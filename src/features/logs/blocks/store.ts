@@ -5,9 +5,9 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../../../db/types.js';
-import { BUCKET_BYTES, buildBloom, bucketMayHold, hashItem, ItemSet, type ItemHash } from './bloom.js';
+import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, hashItem, ItemSet, type Bloom, type ItemHash } from './bloom.js';
 import { batchBytes } from '../ingest-queue.js';
-import { addLogItems } from './items.js';
+import { addLogItems, type IndexedLog } from './items.js';
 import { logSqlOf, type LogSql } from '../store/sql.js';
 
 /** Buckets per stored part of a filter (2 KiB). */
@@ -32,7 +32,27 @@ export interface BlockRow extends BlockSpan {
 /** A block's summary, computed from its logs. */
 export interface Summary extends BlockSpan {
   /** Undefined: the block keeps no filter. */
-  bloom: { buckets: number; bytes: Buffer } | undefined;
+  bloom: Bloom | undefined;
+  /** The slices' filters (bloom.ts buildSliceBlooms); undefined when the block keeps no filter. */
+  slices: { slices: Bloom[]; common: Bloom } | undefined;
+}
+
+/**
+ * Slices per block. A block whose filter says "maybe" is read by slices, and only those whose own
+ * (smaller, coarser) filter says "maybe" too: a needle in a 4,096-log block reads 256 logs, not
+ * 4,096. Slice i's filter is stored as part -1 - i of the block's filter rows, and the filter of the
+ * items common to many slices as part COMMON_PART, so whatever forgets a block's filter (retention,
+ * project deletion) forgets its slices with it. A block without those rows is read whole; a slice
+ * without its row is read. Changing this number changes where the stored slices lie: keep it (at
+ * most 16: ItemSet keeps an item's slices in 16 bits).
+ */
+export const SLICES_PER_BLOCK = 16;
+const COMMON_PART = -1 - SLICES_PER_BLOCK;
+
+/** The seqs of slice `i` of the block [first, last]. */
+export function sliceSpan(first: number, last: number, i: number): { first: number; last: number } {
+  const size = Math.ceil((last - first + 1) / SLICES_PER_BLOCK);
+  return { first: first + i * size, last: Math.min(last, first + (i + 1) * size - 1) };
 }
 
 /**
@@ -75,7 +95,51 @@ let summaryRead = SUMMARY_READ_FIRST;
 /** Distinct items one block's filter may hold; past it the block keeps no filter (16 bits each: 512 KiB). */
 const MAX_ITEMS_PER_BLOCK = 262_144;
 /** Summarising is CPU work on the event loop: it yields at least this often. */
-const SLICE_MS = 8;
+const YIELD_MS = 8;
+
+/** A log as the builder reads it. */
+export interface SummarisedLog extends IndexedLog {
+  seq: number | string | bigint;
+  ts: number | string | bigint;
+  level: number;
+}
+
+/** A block's summary as its logs come in (bench/summarise.ts uses it alone). */
+export class Summariser {
+  #minTs = Number.MAX_SAFE_INTEGER;
+  #maxTs = -1;
+  #levelMask = 0;
+  #logs = 0;
+  #items: ItemSet | undefined = new ItemSet();
+  readonly #sliceSize: number;
+
+  constructor(
+    readonly first: number,
+    readonly last: number,
+  ) {
+    this.#sliceSize = Math.ceil((last - first + 1) / SLICES_PER_BLOCK);
+  }
+
+  add(r: SummarisedLog): void {
+    const ts = Number(r.ts);
+    if (ts < this.#minTs) this.#minTs = ts;
+    if (ts > this.#maxTs) this.#maxTs = ts;
+    this.#levelMask |= 1 << Number(r.level);
+    this.#logs++;
+    const items = this.#items;
+    if (!items) return;
+    items.slice = Math.floor((Number(r.seq) - this.first) / this.#sliceSize);
+    // A log past the limits, or a block past its item cap, leaves the block without a filter.
+    if (!addLogItems(r, items) || items.size > MAX_ITEMS_PER_BLOCK) this.#items = undefined;
+  }
+
+  finish(): Summary {
+    const items = this.#items;
+    const facts = { firstSeq: this.first, lastSeq: this.last, minTs: this.#minTs, maxTs: this.#maxTs, levelMask: this.#levelMask, logs: this.#logs };
+    if (!items) return { ...facts, bloom: undefined, slices: undefined };
+    return { ...facts, bloom: buildBloom(items, items.size), slices: buildSliceBlooms(items, SLICES_PER_BLOCK) };
+  }
+}
 
 /**
  * Reads the logs of seqs [first, last] and summarises them, a round of logs at a time, yielding to
@@ -83,44 +147,29 @@ const SLICE_MS = 8;
  * or make the builder hold more than a round of them and one block's items.
  */
 export async function summarise(db: Executor, projectId: string, first: number, last: number): Promise<Summary> {
-  let minTs = Number.MAX_SAFE_INTEGER;
-  let maxTs = -1;
-  let levelMask = 0;
-  let logs = 0;
-  let items: ItemSet | undefined = new ItemSet();
-  let slice = Date.now();
+  const summary = new Summariser(first, last);
+  let yielded = Date.now();
   const { summaryReadBytes: target, summaryReadLogs: most } = logSqlOf(db);
   // A block starts at most at SUMMARY_READ_START logs (32 MiB at 128 KiB each), whatever the last one settled on.
   let read = Math.min(summaryRead, SUMMARY_READ_START, most);
   let from = first;
   while (from <= last) {
-    const rows = await db
-      .selectFrom('logs')
-      .select(['ts', 'level', 'source', 'message', 'metadata'])
-      .where('project_id', '=', projectId)
-      .where('seq', '>=', from)
-      .where('seq', '<=', Math.min(last, from + read - 1))
-      .execute();
+    const to = Math.min(last, from + read - 1);
+    const rows = await db.selectFrom('logs').select(['seq', 'ts', 'level', 'source', 'message', 'metadata']).where('project_id', '=', projectId).where('seq', '>=', from).where('seq', '<=', to).execute();
     const bytes = batchBytes(rows);
     const nextRead = bytes > 4 * target ? Math.max(1, read >> 1) : bytes < target ? Math.min(most, read * 2) : read;
     for (const r of rows) {
-      const ts = Number(r.ts);
-      if (ts < minTs) minTs = ts;
-      if (ts > maxTs) maxTs = ts;
-      levelMask |= 1 << Number(r.level);
-      logs++;
-      // A log past the limits, or a block past its item cap, leaves the block without a filter.
-      if (items && (!addLogItems(r, items) || items.size > MAX_ITEMS_PER_BLOCK)) items = undefined;
-      if (Date.now() - slice >= SLICE_MS) {
+      summary.add(r);
+      if (Date.now() - yielded >= YIELD_MS) {
         await new Promise((resolve) => setImmediate(resolve));
-        slice = Date.now();
+        yielded = Date.now();
       }
     }
-    from += read;
+    from = to + 1;
     read = nextRead;
     summaryRead = nextRead;
   }
-  return { firstSeq: first, lastSeq: last, minTs, maxTs, levelMask, logs, bloom: items ? buildBloom(items, items.size) : undefined };
+  return summary.finish();
 }
 
 /** Stores a summary (another node's copy of the same block wins: the first one stays). */
@@ -135,6 +184,10 @@ export async function saveSummary(db: Executor, projectId: string, s: Summary, b
   const partBytes = PART_BUCKETS * BUCKET_BYTES;
   for (let p = 0; p * partBytes < s.bloom.bytes.length; p++) {
     parts.push({ project_id: projectId, first_seq: s.firstSeq, part: p, bits: s.bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
+  }
+  if (s.slices) {
+    s.slices.slices.forEach((slice, i) => parts.push({ project_id: projectId, first_seq: s.firstSeq, part: -1 - i, bits: slice.bytes }));
+    parts.push({ project_id: projectId, first_seq: s.firstSeq, part: COMMON_PART, bits: s.slices.common.bytes });
   }
   for (let i = 0; i < parts.length; i += 200) await db.insertInto('log_block_blooms').values(parts.slice(i, i + 200)).execute();
 }
@@ -175,6 +228,52 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
       mayHold: buckets === 0 ? undefined : hashes.map((h, i) => bucketMayHold(asBytes(r[`i${i}`]), h)),
     };
   });
+}
+
+/** Per slice index, whether it may hold each probed item (in the order given). */
+export type SliceProbe = Map<number, boolean[]>;
+
+/**
+ * The slice filters of the blocks starting at `firstSeqs`, probed for `items` in SQL as blocks are
+ * (32 bytes per slice and item): per block, per slice index, whether it may hold each item, an item
+ * the block's common filter may hold counting as held by every slice. A block missing from the
+ * answer keeps no slice filters; a slice missing from its block's, none of its own.
+ */
+export async function slicesInBlocks(db: Executor, projectId: string, firstSeqs: number[], items: string[], engine: LogSql = logSqlOf(db)): Promise<Map<number, SliceProbe>> {
+  const out = new Map<number, SliceProbe>();
+  if (firstSeqs.length === 0) return out;
+  const hashes: ItemHash[] = items.map(hashItem);
+  const bucketBytes = sql.lit(BUCKET_BYTES);
+  const probes = hashes.map((h, i) => {
+    const bucket = sql`(cast(${sql.lit(h.bucket)} as bigint) % nullif(length(bits) / ${bucketBytes}, 0))`;
+    return engine.bytesSlice(sql`bits`, sql`${bucket} * ${bucketBytes}`, bucketBytes).as(`i${i}`);
+  });
+  const rows = (await db
+    .selectFrom('log_block_blooms')
+    .select(['first_seq', 'part', ...(probes as never[])])
+    .where('project_id', '=', projectId)
+    .where('first_seq', 'in', firstSeqs)
+    .where('part', '<', 0)
+    .execute()) as unknown as Record<string, unknown>[];
+  const common = new Map<number, boolean[]>();
+  for (const r of rows) {
+    const first = Number(r.first_seq);
+    const mayHold = hashes.map((h, i) => bucketMayHold(asBytes(r[`i${i}`]), h));
+    if (Number(r.part) === COMMON_PART) {
+      common.set(first, mayHold);
+      continue;
+    }
+    let block = out.get(first);
+    if (!block) out.set(first, (block = new Map()));
+    block.set(-1 - Number(r.part), mayHold);
+  }
+  for (const [first, block] of out) {
+    // Without its common filter, a block's slices cannot rule anything out.
+    const c = common.get(first);
+    if (!c) out.delete(first);
+    else for (const mayHold of block.values()) for (let i = 0; i < mayHold.length; i++) mayHold[i] ||= c[i]!;
+  }
+  return out;
 }
 
 function asBytes(v: unknown): Uint8Array {
