@@ -34,11 +34,21 @@ interface ItemSink {
 /** ASCII word characters (letters, digits, `_`): the rest of the word class needs a look at the code point. */
 const ASCII_WORD = new Uint8Array(128).map((_, c) => Number((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95));
 
+/** Where the log being summarised puts its items, and how many it gave (module state: no closure per log). */
+let sink: ItemSink;
+let given = 0;
+
+/** Adds an item; false once the log gave more than MAX_ITEMS_PER_LOG (distinct or not): it then gives up. */
+function add(prefix: string, text: string, from?: number, to?: number): boolean {
+  sink.add(prefix, text, from, to);
+  return ++given <= MAX_ITEMS_PER_LOG;
+}
+
 /**
- * Calls `onWord(from, to)` for each word of a folded text, as wordsOf finds them (maximal runs of
- * letters, marks, decimal digits and `_`), without cutting the text up.
+ * Adds the words of a folded text, as wordsOf finds them (maximal runs of letters, marks, decimal
+ * digits and `_`), without cutting the text up; false past the cap.
  */
-function eachWord(folded: string, onWord: (from: number, to: number) => void): void {
+function addWords(folded: string): boolean {
   let start = -1;
   for (let i = 0; i < folded.length; ) {
     const c = folded.charCodeAt(i);
@@ -53,13 +63,18 @@ function eachWord(folded: string, onWord: (from: number, to: number) => void): v
     if (word) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      onWord(start, i);
+      if (!add('w:', folded, start, i)) return false;
       start = -1;
     }
     i += width;
   }
-  if (start >= 0) onWord(start, folded.length);
+  return start < 0 || add('w:', folded, start, folded.length);
 }
+
+/** The metadata walk's stack, as three parallel arrays kept between logs: no tuple per value. */
+const walkValues: unknown[] = [];
+const walkPaths: string[] = [];
+const walkDepths: number[] = [];
 
 /**
  * Adds a log's items to `out` (an ItemSet: the builder's; or a set of the items' texts). Returns
@@ -67,54 +82,62 @@ function eachWord(folded: string, onWord: (from: number, to: number) => void): v
  * metadata that is not JSON): the caller then keeps no filter.
  */
 export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>): boolean {
-  const sink: ItemSink = out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) };
-  let count = 0;
-  let over = false;
-  /** Counts every item added, distinct or not: past the cap the log gives up (the caller stops there). */
-  const add = (prefix: string, text: string, from?: number, to?: number): boolean => {
-    sink.add(prefix, text, from, to);
-    if (++count > MAX_ITEMS_PER_LOG) over = true;
-    return !over;
-  };
-  const addWords = (folded: string): boolean => {
-    eachWord(folded, (from, to) => void (over || add('w:', folded, from, to)));
-    return !over;
-  };
+  sink = out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) };
+  given = 0;
   if (!addWords(fold(log.message))) return false;
-  if (log.source !== null) add('s:', fold(log.source));
-  if (log.metadata === null) return !over;
+  if (log.source !== null && !add('s:', fold(log.source))) return false;
+  if (log.metadata === null) return true;
   let meta: unknown;
   try {
     meta = JSON.parse(log.metadata);
   } catch {
     return false;
   }
-  const stack: [unknown, string, number][] = [[meta, '', 0]];
-  while (stack.length > 0) {
-    const [v, path, depth] = stack.pop()!;
-    if (v === undefined) continue;
-    if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
-    // null equals `@path:null` but does not exist for `@path:*`.
-    if (v === null) {
-      if (path !== '' && !add(`v:${path}=s:`, 'null')) return false;
-      continue;
+  walkValues.length = walkPaths.length = walkDepths.length = 0;
+  walkValues.push(meta);
+  walkPaths.push('');
+  walkDepths.push(0);
+  try {
+    while (walkValues.length > 0) {
+      const v = walkValues.pop();
+      const path = walkPaths.pop()!;
+      const depth = walkDepths.pop()!;
+      if (v === undefined) continue;
+      if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
+      // null equals `@path:null` but does not exist for `@path:*`.
+      if (v === null) {
+        if (path !== '' && !add(`v:${path}=s:`, 'null')) return false;
+        continue;
+      }
+      if (Array.isArray(v)) {
+        for (const el of v) {
+          walkValues.push(el);
+          walkPaths.push(path);
+          walkDepths.push(depth + 1);
+        }
+        continue;
+      }
+      if (path !== '' && !add('p:', path)) return false;
+      if (typeof v === 'object') {
+        // JSON.parse makes plain objects: every enumerable key is the object's own.
+        for (const k in v) {
+          walkValues.push((v as Record<string, unknown>)[k]);
+          walkPaths.push(path === '' ? k : path + '.' + k);
+          walkDepths.push(depth + 1);
+        }
+        continue;
+      }
+      const text = scalarText(v);
+      if (text === undefined) continue;
+      const folded = fold(text);
+      if (!addWords(folded)) return false;
+      if (path !== '' && !(typeof v === 'number' ? add(`v:${path}=#`, String(v)) : add(`v:${path}=s:`, folded))) return false;
     }
-    if (Array.isArray(v)) {
-      for (const el of v) stack.push([el, path, depth + 1]);
-      continue;
-    }
-    if (path !== '' && !add('p:', path)) return false;
-    if (typeof v === 'object') {
-      for (const [k, child] of Object.entries(v)) stack.push([child, path === '' ? k : path + '.' + k, depth + 1]);
-      continue;
-    }
-    const text = scalarText(v);
-    if (text === undefined) continue;
-    const folded = fold(text);
-    if (!addWords(folded)) return false;
-    if (path !== '' && !(typeof v === 'number' ? add(`v:${path}=#`, String(v)) : add(`v:${path}=s:`, folded))) return false;
+    return true;
+  } finally {
+    // Nothing of this log's metadata stays reachable from the module.
+    walkValues.length = walkPaths.length = walkDepths.length = 0;
   }
-  return !over;
 }
 
 /**

@@ -15,9 +15,11 @@ export function lowerSimple(s: string): string {
   return out;
 }
 
-/** NFC, then simple lower case: how every text is compared ignoring case. */
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/** NFC, then simple lower case: how every text is compared ignoring case. (ASCII is its own NFC form.) */
 export function fold(s: string): string {
-  return lowerSimple(s.normalize('NFC'));
+  return ASCII_ONLY.test(s) ? s.toLowerCase() : lowerSimple(s.normalize('NFC'));
 }
 
 /**
@@ -39,7 +41,7 @@ export function isWordChar(c: string): boolean {
   return WORD_CHAR.test(c);
 }
 
-export const isAscii = (s: string): boolean => /^[\x00-\x7f]*$/.test(s);
+export const isAscii = (s: string): boolean => ASCII_ONLY.test(s);
 
 /** One piece of a wildcard pattern: literal folded text, `*` (any run) or `?` (one code point). */
 export type GlobPart = string | typeof STAR | typeof ONE;
