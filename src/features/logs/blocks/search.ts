@@ -10,7 +10,8 @@ import { EVERY_LOG, needlesOf, prefilterOf, withFilter } from '../query/index.js
 import { matchAll, type LogFilter } from '../filter.js';
 import * as repo from '../repository.js';
 import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
-import { blocksInRange, indexState, sliceSpan, slicesInBlocks, SLICES_PER_BLOCK, type BlockRow } from './store.js';
+import { sliceSpan, SLICES_PER_BLOCK } from './rows.js';
+import { blocksInRange, indexState, slicesInBlocks, type BlockRow } from './store.js';
 
 /** Items probed per query at most; the rest count as "maybe". */
 const MAX_PROBES = 16;

@@ -5,54 +5,17 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../../../db/types.js';
-import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, hashItem, ItemSet, type Bloom, type ItemHash } from './bloom.js';
+import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, hashItem, ItemSet, type ItemHash } from './bloom.js';
+import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
+import * as statements from '../store/statements.js';
 import { batchBytes } from '../ingest-queue.js';
 import { addLogItems, type IndexedLog } from './items.js';
 import { logSqlOf, type LogSql } from '../store/sql.js';
-
-/** Buckets per stored part of a filter (2 KiB). */
-export const PART_BUCKETS = 64;
-
-/** What a summary says of its block apart from its filter. */
-export interface BlockSpan {
-  firstSeq: number;
-  lastSeq: number;
-  minTs: number;
-  maxTs: number;
-  levelMask: number;
-  logs: number;
-}
 
 /** A summary as a search reads it. */
 export interface BlockRow extends BlockSpan {
   /** Per probed item, in the order given: whether the block may hold it; undefined without a filter. */
   mayHold: boolean[] | undefined;
-}
-
-/** A block's summary, computed from its logs. */
-export interface Summary extends BlockSpan {
-  /** Undefined: the block keeps no filter. */
-  bloom: Bloom | undefined;
-  /** The slices' filters (bloom.ts buildSliceBlooms); undefined when the block keeps no filter. */
-  slices: { slices: Bloom[]; common: Bloom } | undefined;
-}
-
-/**
- * Slices per block. A block whose filter says "maybe" is read by slices, and only those whose own
- * (smaller, coarser) filter says "maybe" too: a needle in a 4,096-log block reads 256 logs, not
- * 4,096. Slice i's filter is stored as part -1 - i of the block's filter rows, and the filter of the
- * items common to many slices as part COMMON_PART, so whatever forgets a block's filter (retention,
- * project deletion) forgets its slices with it. A block without those rows is read whole; a slice
- * without its row is read. Changing this number changes where the stored slices lie: keep it (at
- * most 16: ItemSet keeps an item's slices in 16 bits).
- */
-export const SLICES_PER_BLOCK = 16;
-const COMMON_PART = -1 - SLICES_PER_BLOCK;
-
-/** The seqs of slice `i` of the block [first, last]. */
-export function sliceSpan(first: number, last: number, i: number): { first: number; last: number } {
-  const size = Math.ceil((last - first + 1) / SLICES_PER_BLOCK);
-  return { first: first + i * size, last: Math.min(last, first + (i + 1) * size - 1) };
 }
 
 /**
@@ -174,22 +137,10 @@ export async function summarise(db: Executor, projectId: string, first: number, 
 
 /** Stores a summary (another node's copy of the same block wins: the first one stays). */
 export async function saveSummary(db: Executor, projectId: string, s: Summary, builtAt: number): Promise<void> {
-  const inserted = await db
-    .insertInto('log_blocks')
-    .values({ project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, built_at: builtAt })
-    .onConflict((oc) => oc.columns(['project_id', 'first_seq']).doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0 || !s.bloom) return;
-  const parts: { project_id: string; first_seq: number; part: number; bits: Buffer }[] = [];
-  const partBytes = PART_BUCKETS * BUCKET_BYTES;
-  for (let p = 0; p * partBytes < s.bloom.bytes.length; p++) {
-    parts.push({ project_id: projectId, first_seq: s.firstSeq, part: p, bits: s.bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
-  }
-  if (s.slices) {
-    s.slices.slices.forEach((slice, i) => parts.push({ project_id: projectId, first_seq: s.firstSeq, part: -1 - i, bits: slice.bytes }));
-    parts.push({ project_id: projectId, first_seq: s.firstSeq, part: COMMON_PART, bits: s.slices.common.bytes });
-  }
-  for (let i = 0; i < parts.length; i += 200) await db.insertInto('log_block_blooms').values(parts.slice(i, i + 200)).execute();
+  const { block, blooms } = summaryRows(projectId, s, builtAt);
+  const inserted = await statements.insertBlock(db, block).executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+  for (let i = 0; i < blooms.length; i += BLOOM_ROWS_PER_STATEMENT) await statements.insertBlockBlooms(db, blooms.slice(i, i + BLOOM_ROWS_PER_STATEMENT)).execute();
 }
 
 /**

@@ -4,10 +4,13 @@ import { Worker } from 'node:worker_threads';
 import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from '../writer.js';
 import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
+import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
 
-/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts). */
+/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts) and the skip index's summaries. */
 export interface SqliteLogWriter extends LogWriter {
   addAlertCounts(counts: AlertCount[], ruleIds: string[], from: number): Promise<AlertCountRow[]>;
+  /** Saves a block's summary rows in one transaction; false when the block had one already. */
+  saveSummary(rows: { block: BlockRowValues; blooms: BloomRowValues[] }): Promise<boolean>;
 }
 
 /**
@@ -82,6 +85,9 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     },
     addAlertCounts(counts, ruleIds, from) {
       return call<AlertCountRow[]>({ counts, ruleIds, from });
+    },
+    saveSummary({ block, blooms }) {
+      return call<boolean>({ block, blooms });
     },
     async close() {
       closed = true;

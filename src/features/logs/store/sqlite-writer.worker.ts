@@ -16,8 +16,13 @@ import type { AlertCount, AlertCountRow, CommitResult } from '../writer.js';
 import { minuteCounts, type Columns } from './batch.js';
 import * as statements from './statements.js';
 import { LOG_COLUMNS } from './statements.js';
+import { BLOOM_ROWS_PER_STATEMENT, type BlockRowValues, type BloomRowValues } from '../blocks/rows.js';
 
-export type WriterMessage = { id: number; batches: Columns[] } | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number } | { close: true };
+export type WriterMessage =
+  | { id: number; batches: Columns[] }
+  | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number }
+  | { id: number; block: BlockRowValues; blooms: BloomRowValues[] }
+  | { close: true };
 
 const db = new Sqlite((workerData as { file: string }).file);
 for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
@@ -112,6 +117,19 @@ const countAlerts = db.transaction((counts: AlertCount[], ruleIds: string[], fro
   return rows;
 });
 
+/**
+ * A skip index summary (blocks/rows.ts), in one transaction: saved here, by the connection that
+ * writes logs, so the event loop never waits for the write lock. False when the block was there.
+ */
+const saveSummary = db.transaction((block: BlockRowValues, blooms: BloomRowValues[]): boolean => {
+  const insert = prepare(statements.insertBlock(compiler, block));
+  if (insert.statement.run(insert.params).changes === 0) return false;
+  // A Buffer arrives as a Uint8Array; better-sqlite3 binds Buffers as blobs.
+  const rows = blooms.map((r) => ({ ...r, bits: Buffer.from(r.bits.buffer, r.bits.byteOffset, r.bits.byteLength) }));
+  for (let i = 0; i < rows.length; i += BLOOM_ROWS_PER_STATEMENT) run(statements.insertBlockBlooms(compiler, rows.slice(i, i + BLOOM_ROWS_PER_STATEMENT)));
+  return true;
+});
+
 const port = parentPort!;
 port.on('message', (msg: WriterMessage) => {
   if ('close' in msg) {
@@ -121,6 +139,7 @@ port.on('message', (msg: WriterMessage) => {
   }
   try {
     if ('counts' in msg) port.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
+    else if ('block' in msg) port.postMessage({ id: msg.id, results: saveSummary.immediate(msg.block, msg.blooms) });
     else port.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
   } catch (err) {
     port.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });

@@ -3,7 +3,8 @@
  * connection (sqlite-writer.ts); everything else runs on the app's connection.
  */
 import type { Db } from '../../../db/types.js';
-import { saveSummary, summarise } from '../blocks/store.js';
+import { summaryRows } from '../blocks/rows.js';
+import { summarise } from '../blocks/store.js';
 import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
 import { createSqliteWriter } from './sqlite-writer.js';
 import { sqliteSql } from './sqlite-sql.js';
@@ -21,8 +22,10 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     async buildBlock(projectId, first, last) {
       // Nobody else builds: one node owns the file. The summary is computed first, then saved in one
       // transaction, so a process killed mid-save leaves the block without a summary, never half of one.
+      // The writer's thread saves it: on this connection the event loop would wait for the write lock
+      // while the writer commits logs.
       const s = await summarise(db, projectId, first, last);
-      await db.transaction().execute((tx) => saveSummary(tx, projectId, s, deps.now()));
+      await writer.saveSummary(summaryRows(projectId, s, deps.now()));
       return true;
     },
     listen: () => ({ ready: Promise.resolve(), close: async () => {} }),

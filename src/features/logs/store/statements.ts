@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../../db/types.js';
 import type { AlertCount } from '../writer.js';
+import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
 
 /** The logs table's columns, in the order the writers bind them. */
 export const LOG_COLUMNS = ['project_id', 'seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata'] as const;
@@ -56,4 +57,14 @@ export function addAlertCounts(db: Executor, counts: AlertCount[]) {
 /** The counter buckets of these rules from `from` on. */
 export function alertCountsSince(db: Executor, ruleIds: string[], from: number) {
   return db.selectFrom('alert_counts').select(['rule_id', 'bucket', 'n']).where('bucket', '>=', from).where('rule_id', 'in', ruleIds);
+}
+
+/** A block's summary row (blocks/rows.ts); another node's copy of the same block wins: the first one stays. */
+export function insertBlock(db: Executor, block: BlockRowValues) {
+  return db.insertInto('log_blocks').values(block).onConflict((oc) => oc.columns(['project_id', 'first_seq']).doNothing());
+}
+
+/** Rows of a block's filters (at most BLOOM_ROWS_PER_STATEMENT). */
+export function insertBlockBlooms(db: Executor, rows: BloomRowValues[]) {
+  return db.insertInto('log_block_blooms').values(rows as never);
 }

@@ -1,0 +1,83 @@
+/**
+ * How a block's summary is stored (migration 0012's log_blocks and log_block_blooms): the rows of a
+ * summary, made once here for every writer (the SQLite writer's thread saves them too, so this
+ * module stays light: no database, no query builder).
+ */
+import { BUCKET_BYTES, type Bloom } from './bloom.js';
+
+/** Buckets per stored part of a filter (2 KiB). */
+export const PART_BUCKETS = 64;
+
+/**
+ * Slices per block. A block whose filter says "maybe" is read by slices, and only those whose own
+ * (smaller, coarser) filter says "maybe" too: a needle in a 4,096-log block reads 256 logs, not
+ * 4,096. Slice i's filter is stored as part -1 - i of the block's filter rows, and the filter of the
+ * items common to many slices as part COMMON_PART, so whatever forgets a block's filter (retention,
+ * project deletion) forgets its slices with it. A block without those rows is read whole; a slice
+ * without its row is read. Changing this number changes where the stored slices lie: keep it (at
+ * most 16: ItemSet keeps an item's slices in 16 bits).
+ */
+export const SLICES_PER_BLOCK = 16;
+export const COMMON_PART = -1 - SLICES_PER_BLOCK;
+
+/** The seqs of slice `i` of the block [first, last]. */
+export function sliceSpan(first: number, last: number, i: number): { first: number; last: number } {
+  const size = Math.ceil((last - first + 1) / SLICES_PER_BLOCK);
+  return { first: first + i * size, last: Math.min(last, first + (i + 1) * size - 1) };
+}
+
+/** What a summary says of its block apart from its filter. */
+export interface BlockSpan {
+  firstSeq: number;
+  lastSeq: number;
+  minTs: number;
+  maxTs: number;
+  levelMask: number;
+  logs: number;
+}
+
+/** A block's summary, computed from its logs. */
+export interface Summary extends BlockSpan {
+  /** Undefined: the block keeps no filter. */
+  bloom: Bloom | undefined;
+  /** The slices' filters (bloom.ts buildSliceBlooms); undefined when the block keeps none. */
+  slices: { slices: Bloom[]; common: Bloom } | undefined;
+}
+
+export interface BlockRowValues {
+  project_id: string;
+  first_seq: number;
+  last_seq: number;
+  min_ts: number;
+  max_ts: number;
+  level_mask: number;
+  logs: number;
+  buckets: number;
+  built_at: number;
+}
+
+export interface BloomRowValues {
+  project_id: string;
+  first_seq: number;
+  part: number;
+  bits: Uint8Array;
+}
+
+/** A summary's rows: the block's, and its filter's parts, slices and common filter. */
+export function summaryRows(projectId: string, s: Summary, builtAt: number): { block: BlockRowValues; blooms: BloomRowValues[] } {
+  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, built_at: builtAt };
+  const blooms: BloomRowValues[] = [];
+  if (!s.bloom) return { block, blooms };
+  const partBytes = PART_BUCKETS * BUCKET_BYTES;
+  for (let p = 0; p * partBytes < s.bloom.bytes.length; p++) {
+    blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: p, bits: s.bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
+  }
+  if (s.slices) {
+    s.slices.slices.forEach((slice, i) => blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: -1 - i, bits: slice.bytes }));
+    blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: COMMON_PART, bits: s.slices.common.bytes });
+  }
+  return { block, blooms };
+}
+
+/** Filter rows per INSERT. */
+export const BLOOM_ROWS_PER_STATEMENT = 200;
