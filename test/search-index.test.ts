@@ -10,6 +10,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { parseQuery } from '../src/features/logs/query/index.js';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 import { DAY, filters, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
@@ -157,6 +158,26 @@ describeEngines('the skip index never changes an answer (differential)', (engine
       // Read, not ruled out: a block without a filter says "maybe" to every item.
       expect(s.app.services.logs.lastIndexReport()!.blocksRead, query).toBe(1);
     }
+  });
+
+  it('a filter of full 2 KiB parts is kept in its rows, not out of line (PostgreSQL: migration 0013)', async () => {
+    const project = await createProject(s, owner, 'full parts');
+    const t = T1 - DAY;
+    // 16 logs of 120 distinct words: ~1,900 items, a filter of ~120 buckets, its first part full.
+    const logs = Array.from({ length: BLOCK }, (_, i) => ({ timestamp: t + i, message: Array.from({ length: 120 }, (_, k) => `w${i}x${k}`).join(' ') }));
+    expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+    expect(await s.app.services.logs.buildIndex()).toBe(1);
+    const block = await s.database.db.selectFrom('log_blocks').select('buckets').where('project_id', '=', project.id).executeTakeFirstOrThrow();
+    expect(Number(block.buckets)).toBeGreaterThan(64);
+    if (engine === 'postgres') {
+      // A probe reads one part per block: out of line, each would cost a second lookup in the TOAST table.
+      const { rows } = await sql<{ toast: string }>`select pg_relation_size(reltoastrelid) as toast from pg_class where relname = 'log_block_blooms'`.execute(s.database.db);
+      expect(Number(rows[0]!.toast)).toBe(0);
+    }
+    s.app.services.logs.setSearchIndex('on');
+    const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=w7x119&from=${t - 1}`, { token: owner.accessToken });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toHaveLength(1);
   });
 
   it('a needle reads only the blocks that may hold it', async () => {

@@ -12,6 +12,7 @@ import * as m0009 from './migrations/0009_login_throttle_pending.js';
 import * as m0010 from './migrations/0010_alert_query.js';
 import * as m0011 from './migrations/0011_log_source_counts.js';
 import * as m0012 from './migrations/0012_log_blocks.js';
+import * as m0013 from './migrations/0013_log_block_blooms_inline.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_alert_query': m0010,
   '0011_log_source_counts': m0011,
   '0012_log_blocks': m0012,
+  '0013_log_block_blooms_inline': m0013,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
