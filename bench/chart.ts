@@ -16,7 +16,13 @@
  *    values span more than 20× (--y auto, the default: query latencies run from 0.01 ms to hundreds),
  *    else linear from 0; --y log or --y linear forces one.
  *
- * 2. Cluster throughput → <out>/cluster-throughput.svg, from --cluster FILE (default
+ * 2. Needle latency by data size, with and without the skip index → <out>/needle-latency.svg, from
+ *    every <results>/*needle-*.json (bench/needle.ts's latest-needle-<engine>-<logs>.json, and kept
+ *    runs such as needle-scan-<engine>-<logs>.json; runs of one engine and size are merged, the
+ *    later file in name order winning a query both timed): the request id over 7 days, the bare word over 24 h
+ *    and the absent value, each with the index and with the scan.
+ *
+ * 3. Cluster throughput → <out>/cluster-throughput.svg, from --cluster FILE (default
  *    <results>/latest-cluster.json, as bench/cluster.ts writes it: the ClusterResults interface
  *    there): a bar per run, logs/s grouped by node count, one bar colour per project count,
  *    labelled with logs/s and the ratio to one node.
@@ -188,7 +194,53 @@ function checkQueryResult(data: unknown): string | undefined {
   return undefined;
 }
 
-export function queryLatencySvg(files: QueryResultFile[], yMode: 'auto' | 'log' | 'linear'): string {
+// ---------------------------------------------------------------------------------------------
+// Needle latency (bench/needle.ts)
+
+/** What the needle chart reads of a bench:needle result (bench/needle.ts writes more). */
+interface NeedleResultFile {
+  engine: 'sqlite' | 'postgres';
+  queries?: { logs: number; timed: { key: string; label: string; index: 'on' | 'off'; p50: number; p95: number }[] };
+}
+
+/** The needle queries charted, by their key in bench/needle.ts, with a short name. */
+const NEEDLE_QUERIES: Record<string, string> = { reqId7d: '@reqId, 7 days', bare24h: 'bare word, 24 h', absent7d: 'absent value, 7 days' };
+
+/**
+ * Every <results>/*needle-*.json with query timings, as query-chart files: one line per needle
+ * query and index on/off, runs of one engine and size merged.
+ */
+function readNeedleResults(dir: string): QueryResultFile[] {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir).filter((n) => /needle-.*\.json$/.test(n)).sort();
+  } catch {
+    return [];
+  }
+  const byKey = new Map<string, QueryResultFile>();
+  for (const name of names) {
+    let data: NeedleResultFile;
+    try {
+      data = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as NeedleResultFile;
+    } catch {
+      continue;
+    }
+    const q = data.queries;
+    if (!q || (data.engine !== 'sqlite' && data.engine !== 'postgres') || !Array.isArray(q.timed)) continue;
+    const queries = q.timed.filter((t) => NEEDLE_QUERIES[t.key]).map((t) => ({ name: `${NEEDLE_QUERIES[t.key]} (${t.index === 'on' ? 'index' : 'scan'})`, p50: t.p50, p95: t.p95, p99: t.p95 }));
+    if (queries.length === 0) continue;
+    const key = `${data.engine}:${q.logs}`;
+    // Merge runs of the same size: a later run's query replaces the earlier one's (a run with the index only keeps the scan's).
+    const prev = byKey.get(key)?.queries ?? [];
+    const merged = [...prev.filter((p) => !queries.some((n) => n.name === p.name)), ...queries];
+    byKey.set(key, { engine: data.engine, logs: q.logs, queries: merged });
+  }
+  return [...byKey.values()];
+}
+
+const QUERY_TITLES = { title: 'Query latency by data size (p95)', source: 'bench/query.ts: each query timed over HTTP one at a time' };
+
+export function queryLatencySvg(files: QueryResultFile[], yMode: 'auto' | 'log' | 'linear', titles = QUERY_TITLES): string {
   const engines = (['sqlite', 'postgres'] as const).filter((e) => files.some((f) => f.engine === e));
   const queryNames: string[] = [];
   for (const f of [...files].sort((a, b) => a.logs - b.logs)) for (const q of f.queries) if (!queryNames.includes(q.name)) queryNames.push(q.name);
@@ -220,8 +272,8 @@ export function queryLatencySvg(files: QueryResultFile[], yMode: 'auto' | 'log' 
   const height = margin.top + panelH + margin.bottom + 20 + legendRows * 20 + 16;
 
   const body: string[] = [];
-  body.push(text(width / 2, 28, 'Query latency by data size (p95)', { 'text-anchor': 'middle', 'font-size': 18, 'font-weight': 600 }));
-  body.push(text(width / 2, 48, `bench/query.ts: each query timed over HTTP one at a time; ${useLog ? 'both axes logarithmic' : 'x axis logarithmic'}`, { 'text-anchor': 'middle', fill: '#555' }));
+  body.push(text(width / 2, 28, titles.title, { 'text-anchor': 'middle', 'font-size': 18, 'font-weight': 600 }));
+  body.push(text(width / 2, 48, `${titles.source}; ${useLog ? 'both axes logarithmic' : 'x axis logarithmic'}`, { 'text-anchor': 'middle', fill: '#555' }));
 
   engines.forEach((engine, e) => {
     const x0 = offset + margin.left + e * (panelW + gap + margin.left);
@@ -274,7 +326,7 @@ export function queryLatencySvg(files: QueryResultFile[], yMode: 'auto' | 'log' 
     body.push(text(x + 32, y + 4, name));
   });
 
-  return svgDocument(width, height, 'Query latency by data size (p95)', body);
+  return svgDocument(width, height, titles.title, body);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,6 +461,14 @@ function main(): number {
     write('query-latency.svg', queryLatencySvg(files, yMode));
   } else {
     console.log(`query latency: no ${path.join(values.results, 'query-*.json')}; not drawn (npx tsx bench/query.ts writes them)`);
+  }
+
+  const needles = readNeedleResults(values.results);
+  if (needles.length > 0) {
+    console.log(`needle latency: ${needles.length} engine and size(s)`);
+    write('needle-latency.svg', queryLatencySvg(needles, 'log', { title: 'Needle latency by data size (p95), with and without the skip index', source: 'bench/needle.ts over HTTP' }));
+  } else {
+    console.log(`needle latency: no ${path.join(values.results, 'needle-*.json')}; not drawn (npm run bench:needle writes them)`);
   }
 
   const clusterFile = values.cluster ?? path.join(values.results, 'latest-cluster.json');
