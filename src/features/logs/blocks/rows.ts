@@ -3,6 +3,7 @@
  * summary, made once here for every writer (the SQLite writer's thread saves them too, so this
  * module stays light: no database, no query builder).
  */
+import type { LogBlockBloomsTable, LogBlocksTable } from '../../../db/types.js';
 import { BUCKET_BYTES, type Bloom } from './bloom.js';
 
 /** Buckets per stored part of a filter (2 KiB). */
@@ -44,24 +45,11 @@ export interface Summary extends BlockSpan {
   slices: { slices: Bloom[]; common: Bloom } | undefined;
 }
 
-export interface BlockRowValues {
-  project_id: string;
-  first_seq: number;
-  last_seq: number;
-  min_ts: number;
-  max_ts: number;
-  level_mask: number;
-  logs: number;
-  buckets: number;
-  built_at: number;
-}
+/** A log_blocks row. */
+export type BlockRowValues = LogBlocksTable;
 
-export interface BloomRowValues {
-  project_id: string;
-  first_seq: number;
-  part: number;
-  bits: Uint8Array;
-}
+/** A log_block_blooms row: its bits are a Buffer, or the Uint8Array a Buffer becomes in a message to the writer's thread. */
+export type BloomRowValues = Omit<LogBlockBloomsTable, 'bits'> & { bits: Uint8Array };
 
 /** A summary's rows: the block's, and its filter's parts, slices and common filter. */
 export function summaryRows(projectId: string, s: Summary, builtAt: number): { block: BlockRowValues; blooms: BloomRowValues[] } {
