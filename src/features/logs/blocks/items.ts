@@ -35,7 +35,8 @@ interface ItemSink {
 const ASCII_WORD = new Uint8Array(128).map((_, c) => Number((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95));
 
 /** Where the log being summarised puts its items, and how many it gave (module state: no closure per log). */
-let sink: ItemSink;
+const NO_SINK: ItemSink = { add: () => {} };
+let sink: ItemSink = NO_SINK;
 let given = 0;
 
 /** Adds an item; false once the log gave more than MAX_ITEMS_PER_LOG (distinct or not): it then gives up. */
@@ -84,12 +85,22 @@ const walkDepths: number[] = [];
 export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>): boolean {
   sink = out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) };
   given = 0;
-  if (!addWords(fold(log.message))) return false;
-  if (log.source !== null && !add('s:', fold(log.source))) return false;
-  if (log.metadata === null) return true;
+  try {
+    if (!addWords(fold(log.message))) return false;
+    if (log.source !== null && !add('s:', fold(log.source))) return false;
+    return log.metadata === null || addMetadataItems(log.metadata);
+  } finally {
+    // Nothing of this log's metadata, nor the caller's set, stays reachable from the module.
+    walkValues.length = walkPaths.length = walkDepths.length = 0;
+    sink = NO_SINK;
+  }
+}
+
+/** The items of a log's metadata (JSON text), walked without recursion; false past the limits or when it is not JSON. */
+function addMetadataItems(metadata: string): boolean {
   let meta: unknown;
   try {
-    meta = JSON.parse(log.metadata);
+    meta = JSON.parse(metadata);
   } catch {
     return false;
   }
@@ -97,47 +108,42 @@ export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>): boolea
   walkValues.push(meta);
   walkPaths.push('');
   walkDepths.push(0);
-  try {
-    while (walkValues.length > 0) {
-      const v = walkValues.pop();
-      const path = walkPaths.pop()!;
-      const depth = walkDepths.pop()!;
-      if (v === undefined) continue;
-      if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
-      // null equals `@path:null` but does not exist for `@path:*`.
-      if (v === null) {
-        if (path !== '' && !add(`v:${path}=s:`, 'null')) return false;
-        continue;
-      }
-      if (Array.isArray(v)) {
-        for (const el of v) {
-          walkValues.push(el);
-          walkPaths.push(path);
-          walkDepths.push(depth + 1);
-        }
-        continue;
-      }
-      if (path !== '' && !add('p:', path)) return false;
-      if (typeof v === 'object') {
-        // JSON.parse makes plain objects: every enumerable key is the object's own.
-        for (const k in v) {
-          walkValues.push((v as Record<string, unknown>)[k]);
-          walkPaths.push(path === '' ? k : path + '.' + k);
-          walkDepths.push(depth + 1);
-        }
-        continue;
-      }
-      const text = scalarText(v);
-      if (text === undefined) continue;
-      const folded = fold(text);
-      if (!addWords(folded)) return false;
-      if (path !== '' && !(typeof v === 'number' ? add(`v:${path}=#`, String(v)) : add(`v:${path}=s:`, folded))) return false;
+  while (walkValues.length > 0) {
+    const v = walkValues.pop();
+    const path = walkPaths.pop()!;
+    const depth = walkDepths.pop()!;
+    if (v === undefined) continue;
+    if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
+    // null equals `@path:null` but does not exist for `@path:*`.
+    if (v === null) {
+      if (path !== '' && !add(`v:${path}=s:`, 'null')) return false;
+      continue;
     }
-    return true;
-  } finally {
-    // Nothing of this log's metadata stays reachable from the module.
-    walkValues.length = walkPaths.length = walkDepths.length = 0;
+    if (Array.isArray(v)) {
+      for (const el of v) {
+        walkValues.push(el);
+        walkPaths.push(path);
+        walkDepths.push(depth + 1);
+      }
+      continue;
+    }
+    if (path !== '' && !add('p:', path)) return false;
+    if (typeof v === 'object') {
+      // JSON.parse makes plain objects: every enumerable key is the object's own.
+      for (const k in v) {
+        walkValues.push((v as Record<string, unknown>)[k]);
+        walkPaths.push(path === '' ? k : path + '.' + k);
+        walkDepths.push(depth + 1);
+      }
+      continue;
+    }
+    const text = scalarText(v);
+    if (text === undefined) continue;
+    const folded = fold(text);
+    if (!addWords(folded)) return false;
+    if (path !== '' && !(typeof v === 'number' ? add(`v:${path}=#`, String(v)) : add(`v:${path}=s:`, folded))) return false;
   }
+  return true;
 }
 
 /**

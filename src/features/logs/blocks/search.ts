@@ -93,8 +93,15 @@ interface Segment {
 interface Plan {
   segments: Segment[];
   need: Need;
+  /** The items probed, in the order probes answer for them. */
   items: string[];
   report: IndexReport;
+}
+
+/** What a probe's answers (one per item, in `items` order) say of one item; false: certainly absent. */
+function holdsBy(items: string[]): (answers: boolean[]) => (item: string) => boolean {
+  const index = new Map(items.map((item, i) => [item, i]));
+  return (answers) => (item) => answers[index.get(item)!] !== false;
 }
 
 /** Candidate blocks whose slice filters are probed in one statement, as reading reaches them. */
@@ -107,7 +114,7 @@ const SLICE_PROBE_BLOCKS = 32;
  */
 async function* runsOf(db: Executor, projectId: string, plan: Plan, options: IndexOptions): AsyncGenerator<Segment> {
   const { segments, need, items, report } = plan;
-  const index = new Map(items.map((item, i) => [item, i]));
+  const holds = holdsBy(items);
   let probed = new Map<number, Map<number, boolean[]>>();
   let probedBefore = 0;
   for (let i = 0; i < segments.length; i++) {
@@ -127,7 +134,11 @@ async function* runsOf(db: Executor, projectId: string, plan: Plan, options: Ind
           const span = sliceSpan(seg.first, seg.last, s);
           if (span.first > span.last) break;
           const may = slices.get(s);
-          if (may === undefined || blockMay(need, seg.block, (item) => may[index.get(item)!] !== false)) runs.push({ ...span, minTs: seg.minTs, maxTs: seg.maxTs });
+          if (may !== undefined && !blockMay(need, seg.block, holds(may))) continue;
+          // Adjacent slices that may hold it are one read.
+          const prev = runs[runs.length - 1];
+          if (prev && prev.last + 1 === span.first) prev.last = span.last;
+          else runs.push({ ...span, minTs: seg.minTs, maxTs: seg.maxTs });
         }
     }
     if (runs.length > 0) report.blocksRead++;
@@ -156,8 +167,8 @@ async function candidateSegments(db: Executor, projectId: string, filter: LogFil
   // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
   if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
   const blocks = await blocksInRange(db, projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
-  const index = new Map(items.map((item, i) => [item, i]));
-  const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && ((item) => b.mayHold![index.get(item)!] !== false)));
+  const holds = holdsBy(items);
+  const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && holds(b.mayHold)));
   // When most blocks may match, the index saves little and the scan's early stop does better.
   if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
   const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, minTs: Number.NEGATIVE_INFINITY, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, minTs: b.minTs, maxTs: b.maxTs, block: b }))];
