@@ -1,7 +1,7 @@
 /**
  * What summarising costs per log, in this process, without a database: bench:alerts's logs (as the
- * server stores them) go through the skip index's Summariser in blocks of 4,096 (the block's and its
- * slices' filters), as the builder does after reading them. Prints µs per log, so a change to the items or the filter
+ * server stores them) go through the skip index's Summariser in blocks of 4,096 (the block's, its
+ * slices' and its gram filters), as the builder does after reading them. Prints µs per log, so a change to the items or the filter
  * can be judged in seconds before bench:needle's ingest run.
  *
  *   npx tsx bench/summarise.ts [--logs 200000] [--repeat 5]
@@ -19,22 +19,25 @@ console.log(`summarise: ${count.toLocaleString('en')} logs in blocks of ${BLOCK}
 const perLog: number[] = [];
 let bytes = 0;
 let sliceBytes = 0;
+let gramBytes = 0;
 for (let r = 0; r < Number(values.repeat); r++) {
   const start = performance.now();
   bytes = 0;
   sliceBytes = 0;
+  gramBytes = 0;
   for (let i = 0; i < rows.length; i += BLOCK) {
     const last = Math.min(rows.length, i + BLOCK) - 1;
     const summary = new Summariser(i, last);
     for (let k = i; k <= last; k++) summary.add(rows[k]!);
-    const { bloom, slices } = summary.finish();
-    if (!bloom || !slices) throw new Error('a log past the limits');
+    const { bloom, slices, grams } = summary.finish();
+    if (!bloom || !slices || !grams) throw new Error('a log past the limits');
+    gramBytes += grams.bytes.length;
     bytes += bloom.bytes.length;
     for (const slice of [...slices.slices, slices.common]) sliceBytes += slice.bytes.length;
   }
   const us = ((performance.now() - start) * 1000) / count;
   perLog.push(us);
-  console.log(`  round ${r + 1}: ${us.toFixed(2)} µs/log, filters ${(bytes / count).toFixed(1)} bytes/log, slices' filters ${(sliceBytes / count).toFixed(1)} bytes/log`);
+  console.log(`  round ${r + 1}: ${us.toFixed(2)} µs/log, filters ${(bytes / count).toFixed(1)} bytes/log, slices' filters ${(sliceBytes / count).toFixed(1)} bytes/log, gram filters ${(gramBytes / count).toFixed(1)} bytes/log`);
 }
 perLog.sort((a, b) => a - b);
 console.log(`median ${perLog[Math.floor(perLog.length / 2)]!.toFixed(2)} µs/log`);

@@ -8,6 +8,7 @@
  *
  * LOGLANE_PROPERTY_RUNS sets the runs per engine (default 120; half of it after the deletes); LOGLANE_PROPERTY_SEED replays.
  */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -18,7 +19,7 @@ import { DAY, filters, queryText, randomLog, T0, T1, type Filters } from './quer
 const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 120);
 const SEED = process.env.LOGLANE_PROPERTY_SEED !== undefined ? Number(process.env.LOGLANE_PROPERTY_SEED) : undefined;
 const BLOCK = 16;
-const Q_TEXTS = ['alpha', 'connection reset', 'req-1007', '10.0.0.1', ' reset', 'tion res', 'a-b', 'http 500', ', alpha, ', '/v1/orders', 'kafka', 'straße', '🚀 launch', ': beta: '];
+const Q_TEXTS = ['alpha', 'connection reset', 'req-1007', '10.0.0.1', ' reset', 'tion res', 'a-b', 'http 500', ', alpha, ', '/v1/orders', 'kafka', 'straße', '🚀 launch', ': beta: ', 'req_c0ffee5eed42d00d', 'REQ_C0FFEE5EED42D00E', 'c0ffee5eed42d00dx', 'trace_0123456789abcdef', 'eq_c0ffee5eed42d00'];
 
 type Mode = 'on' | 'forced' | 'all-maybe' | 'off';
 
@@ -217,6 +218,39 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     expect(res.body.data.map((l: { metadata: { reqId: string } }) => l.metadata.reqId)).toEqual([needle]);
     expect(s.app.services.logs.lastIndexReport()!.seqsRead).toBeGreaterThanOrEqual(BLOCK);
   });
+
+  it("a legacy q of part of an id reads only the blocks whose gram filter may hold it", async () => {
+    const project = await createProject(s, owner, 'grams');
+    const t = T1 - DAY;
+    // Trace ids: 32 random hex digits.
+    const idOf = (i: number) => createHash('sha256').update(`trace ${i}`).digest('hex').slice(0, 32);
+    const logs = Array.from({ length: 40 * BLOCK }, (_, i) => ({ timestamp: t + i * 1000, level: 'info', message: `GET /v1/orders 200 trace_id=${idOf(i)} done` }));
+    expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+    expect(await s.app.services.logs.buildIndex()).toBe(40);
+    s.app.services.logs.setSearchIndex('on');
+    const target = 345;
+    // A piece from inside the id (no word of the log is it), in upper case.
+    const q = idOf(target).slice(3, 24).toUpperCase();
+    const search = async () => {
+      const before = s.app.services.logs.lastIndexReport();
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs?q=${encodeURIComponent(q)}&from=${t - 1}`, { token: owner.accessToken });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.map((l: { message: string }) => l.message)).toEqual([logs[target]!.message]);
+      const report = s.app.services.logs.lastIndexReport()!;
+      expect(report).not.toBe(before);
+      expect(report.blocksInRange).toBe(40);
+      return report;
+    };
+    // Its block, and at most a false positive or two; each read whole (the slices keep no grams).
+    const report = await search();
+    expect(report.blocksRead).toBeLessThanOrEqual(3);
+    expect(report.seqsRead).toBeLessThanOrEqual(3 * BLOCK);
+    // A block summarised before gram filters existed keeps none: it is read, and still answers.
+    const holding = await s.database.db.selectFrom('log_blocks').select('first_seq').where('project_id', '=', project.id).where('first_seq', '<=', target + 1).where('last_seq', '>=', target + 1).executeTakeFirstOrThrow();
+    await s.database.db.updateTable('log_blocks').set({ gram_buckets: 0 }).where('project_id', '=', project.id).where('first_seq', '=', holding.first_seq).execute();
+    await s.database.db.deleteFrom('log_block_blooms').where('project_id', '=', project.id).where('first_seq', '=', holding.first_seq).where('part', '>=', 1_000_000).execute();
+    expect((await search()).blocksRead).toBeLessThanOrEqual(3);
+  });
 });
 
 describeEngines('the skip index under retention and project deletion', (engine) => {
@@ -238,8 +272,9 @@ describeEngines('the skip index under retention and project deletion', (engine) 
       expect(await blocks()).toEqual([1, 17, 33, 49]);
       expect(await s.app.services.logs.runRetention()).toBe(40);
       expect(await blocks()).toEqual([33, 49]);
-      // The two blocks left: each its filter (one part), its 16 slices' filters and their common filter.
-      expect(await blooms()).toBe(2 * (1 + 16 + 1));
+      // The two blocks left: each its filter (one part), its 16 slices' filters, their common filter
+      // and its gram filter (one bucket, empty: these messages have no long words).
+      expect(await blooms()).toBe(2 * (1 + 16 + 1 + 1));
       s.app.services.logs.setSearchIndex('forced');
       for (const [word, want] of [['needle3', []], ['needle35', []], ['item5', ['recent item5']], ['item31', ['recent item31']]] as const) {
         const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${word}&from=0`, { token: owner.accessToken });

@@ -112,6 +112,8 @@ export interface LogBlocksTable {
   level_mask: number;
   logs: number;
   buckets: number;
+  /** The gram filter's buckets (migration 0014); 0: none. */
+  gram_buckets: number;
   built_at: number;
 }
 

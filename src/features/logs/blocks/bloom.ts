@@ -13,6 +13,11 @@ export const BITS_PER_ITEM = 16;
  * probed only once its block's filter said "maybe", so its filter only has to narrow the read.
  */
 export const SLICE_BITS_PER_ITEM = 12;
+/**
+ * Bits per distinct gram in a block's gram filter (items.ts GRAM_CHARS): ~3 % false positives for
+ * one gram, but a searched id gives several, each of which the block must hold.
+ */
+export const GRAM_BITS_PER_ITEM = 8;
 const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
 
 /** The two hashes the last hashPair computed (module state: no object per item). */

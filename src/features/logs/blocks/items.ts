@@ -9,6 +9,10 @@
  * - `v:<path>=#<number>`: a number at the path, as JSON numbers compare.
  * Paths are the keys from the root joined with '.', so nested objects and flat dotted keys give the
  * same item (the language matches both alike).
+ *
+ * And, in a filter of their own (the block's gram filter), `g:<gram>`: sampled pieces of the
+ * message's long words, for substring searches (a legacy `q`, `message:"…"`) of an id that the
+ * words cannot answer (`q=c0ffee42…` may lie inside any word). See GRAM_CHARS.
  */
 import type { Node, Value, Words } from '../query/ast.js';
 import { fold, isAscii, isWordChar, scalarText } from '../query/text.js';
@@ -31,6 +35,104 @@ interface ItemSink {
   add(prefix: string, text: string, from?: number, to?: number): void;
 }
 
+/**
+ * Grams: of every message word of at least GRAM_MIN_WORD characters (UTF-16 units, folded), the
+ * minimizers: in each window of GRAM_WINDOW consecutive GRAM_CHARS-character pieces, the piece of
+ * least gramHash (the leftmost of equals). A window's choice depends on its characters alone, so a
+ * text of GRAM_MIN_WORD or more word characters that lies inside a word chooses, in each of its
+ * windows, a piece the word chose too: a block whose gram filter lacks one of the text's grams
+ * holds no message containing it. About 2 / (GRAM_WINDOW + 1) of a word's pieces are chosen (a
+ * 32-character trace id gives 4 or 5), where every piece would be 27.
+ */
+export const GRAM_CHARS = 6;
+export const GRAM_WINDOW = 11;
+export const GRAM_MIN_WORD = GRAM_CHARS + GRAM_WINDOW - 1;
+/** A log giving more grams than this (a long base64 word, say) leaves its block without a gram filter. */
+export const MAX_GRAMS_PER_LOG = 512;
+
+/** Chooses among a word's pieces (FNV-1a over the UTF-16 units, then a mix): not the filter's hash, just an order both sides share. */
+function gramHash(text: string, from: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < from + GRAM_CHARS; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return h >>> 0;
+}
+
+/** The pieces' hashes of the word being sampled (module state, grown as needed). */
+let pieceHashes = new Uint32Array(256);
+
+/**
+ * Calls `emit` with the start of each chosen piece of `text[from, to)` (at least GRAM_MIN_WORD
+ * long), left to right, each once; stops when `emit` returns false (and returns false).
+ */
+function eachGram(text: string, from: number, to: number, emit: (at: number) => boolean): boolean {
+  const pieces = to - from - GRAM_CHARS + 1;
+  if (pieces < GRAM_WINDOW) return true;
+  if (pieceHashes.length < pieces) pieceHashes = new Uint32Array(Math.max(pieces, pieceHashes.length * 2));
+  const hashes = pieceHashes;
+  for (let p = 0; p < pieces; p++) hashes[p] = gramHash(text, from + p);
+  let least = -1;
+  let emitted = -1;
+  for (let start = 0; start + GRAM_WINDOW <= pieces; start++) {
+    const end = start + GRAM_WINDOW - 1;
+    if (least < start) {
+      least = start;
+      for (let p = start + 1; p <= end; p++) if (hashes[p]! < hashes[least]!) least = p;
+    } else if (hashes[end]! < hashes[least]!) least = end;
+    if (least !== emitted) {
+      emitted = least;
+      if (!emit(from + least)) return false;
+    }
+  }
+  return true;
+}
+
+/** A block's grams as its logs give them: `complete` turns false once a log gave more than MAX_GRAMS_PER_LOG. */
+export interface GramSet {
+  items: ItemSet | Set<string>;
+  complete: boolean;
+}
+
+/** Where the log being summarised puts its grams (undefined: nowhere), and how many it gave. */
+let gramSink: ItemSink | undefined;
+let gramsGiven = 0;
+let gramText = '';
+const emitGram = (at: number): boolean => {
+  gramSink!.add('g:', gramText, at, at + GRAM_CHARS);
+  return ++gramsGiven <= MAX_GRAMS_PER_LOG;
+};
+
+/** Adds the grams of the word `folded[from, to)`; false past the cap. */
+function addGrams(folded: string, from: number, to: number): boolean {
+  gramText = folded;
+  return eachGram(folded, from, to, emitGram);
+}
+
+/**
+ * The gram items (`g:…`) a message must hold for its folded form to contain `folded` (ASCII), from
+ * each run of ASCII word characters in it at least GRAM_MIN_WORD long. The text's last character
+ * is left out: a legacy `q` is matched by SQL on the raw message, and there a combining mark after
+ * the match may join its last letter into another in the folded message (`e` + U+0301 is `é`).
+ */
+export function gramsOf(folded: string): string[] {
+  if (!isAscii(folded)) return [];
+  const text = folded.slice(0, -1);
+  const out = new Set<string>();
+  const re = /[A-Za-z0-9_]+/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const word = m[0].toLowerCase();
+    eachGram(word, 0, word.length, (at) => {
+      out.add('g:' + word.slice(at, at + GRAM_CHARS));
+      return true;
+    });
+  }
+  return [...out];
+}
+
+export const isGram = (item: string): boolean => item.startsWith('g:');
+
 /** ASCII word characters (letters, digits, `_`): the rest of the word class needs a look at the code point. */
 const ASCII_WORD = new Uint8Array(128).map((_, c) => Number((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95));
 
@@ -47,9 +149,10 @@ function add(prefix: string, text: string, from?: number, to?: number): boolean 
 
 /**
  * Adds the words of a folded text, as wordsOf finds them (maximal runs of letters, marks, decimal
- * digits and `_`), without cutting the text up; false past the cap.
+ * digits and `_`), without cutting the text up, and with `grams` the grams of its long words (to
+ * gramSink); false past the cap (a gram past its own cap only ends the grams: gramSink is cleared).
  */
-function addWords(folded: string): boolean {
+function addWords(folded: string, grams = false): boolean {
   let start = -1;
   for (let i = 0; i < folded.length; ) {
     const c = folded.charCodeAt(i);
@@ -65,11 +168,14 @@ function addWords(folded: string): boolean {
       if (start < 0) start = i;
     } else if (start >= 0) {
       if (!add('w:', folded, start, i)) return false;
+      if (grams && i - start >= GRAM_MIN_WORD && gramSink && !addGrams(folded, start, i)) gramSink = undefined;
       start = -1;
     }
     i += width;
   }
-  return start < 0 || add('w:', folded, start, folded.length);
+  if (start < 0) return true;
+  if (grams && folded.length - start >= GRAM_MIN_WORD && gramSink && !addGrams(folded, start, folded.length)) gramSink = undefined;
+  return add('w:', folded, start, folded.length);
 }
 
 /** The metadata walk's stack, as three parallel arrays kept between logs: no tuple per value. */
@@ -77,22 +183,30 @@ const walkValues: unknown[] = [];
 const walkPaths: string[] = [];
 const walkDepths: number[] = [];
 
+const sinkOf = (out: ItemSet | Set<string>): ItemSink => (out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) });
+
 /**
- * Adds a log's items to `out` (an ItemSet: the builder's; or a set of the items' texts). Returns
- * false when the log cannot be summarised within the limits (too many items, a path too long,
- * metadata that is not JSON): the caller then keeps no filter.
+ * Adds a log's items to `out` (an ItemSet: the builder's; or a set of the items' texts), and with
+ * `grams` its message's grams to grams.items (grams.complete turns false when the log gives too
+ * many). Returns false when the log cannot be summarised within the limits (too many items, a path
+ * too long, metadata that is not JSON): the caller then keeps no filter.
  */
-export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>): boolean {
-  sink = out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) };
+export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>, grams?: GramSet): boolean {
+  sink = sinkOf(out);
   given = 0;
+  gramSink = grams?.complete ? sinkOf(grams.items) : undefined;
+  gramsGiven = 0;
   try {
-    if (!addWords(fold(log.message))) return false;
+    if (!addWords(fold(log.message), gramSink !== undefined)) return false;
+    if (grams?.complete && gramSink === undefined) grams.complete = false;
     if (log.source !== null && !add('s:', fold(log.source))) return false;
     return log.metadata === null || addMetadataItems(log.metadata);
   } finally {
     // Nothing of this log's metadata, nor the caller's set, stays reachable from the module.
     walkValues.length = walkPaths.length = walkDepths.length = 0;
     sink = NO_SINK;
+    gramSink = undefined;
+    gramText = '';
   }
 }
 
@@ -198,6 +312,9 @@ function wordsNeed(t: Words): Need {
 
 const phraseNeed = (folded: string): Need => and(interiorWords(folded).map((w) => itemNeed('w:' + w)));
 
+/** A substring of the message: its interior words, and the grams of its long runs of word characters. */
+const messagePhraseNeed = (folded: string): Need => and([phraseNeed(folded), ...gramsOf(folded).map(itemNeed)]);
+
 /** Levels a level value admits, as a bit mask (bit n for level n), or undefined. */
 function levelMask(v: Value): number | undefined {
   if (v.kind === 'range') {
@@ -228,8 +345,8 @@ function valueNeed(field: Extract<Node, { kind: 'field' }>['field'], v: Value): 
       return v.kind === 'range' ? { kind: 'time', from: v.lo, to: v.hi } : MAYBE;
     case 'message':
       if (v.kind === 'words') return wordsNeed(v);
-      if (v.kind === 'phrase') return phraseNeed(v.folded);
-      if (v.kind === 'regex') return v.regex.pattern.literal === undefined ? MAYBE : phraseNeed(fold(v.regex.pattern.literal));
+      if (v.kind === 'phrase') return messagePhraseNeed(v.folded);
+      if (v.kind === 'regex') return v.regex.pattern.literal === undefined ? MAYBE : messagePhraseNeed(fold(v.regex.pattern.literal));
       return MAYBE;
     case 'source':
       if (v.kind === 'eq' && !v.glob) return itemNeed('s:' + v.folded);

@@ -27,6 +27,13 @@ export function sliceSpan(first: number, last: number, i: number): { first: numb
   return { first: first + i * size, last: Math.min(last, first + (i + 1) * size - 1) };
 }
 
+/**
+ * The block's gram filter (items.ts GRAM_CHARS) is stored as parts GRAM_PART + 0, 1, …, of
+ * PART_BUCKETS buckets each, as the block's filter is from part 0 (which never reaches this far:
+ * at most 256 parts), and its bucket count is log_blocks.gram_buckets (0: none).
+ */
+export const GRAM_PART = 1_000_000;
+
 /** What a summary says of its block apart from its filter. */
 export interface BlockSpan {
   firstSeq: number;
@@ -43,6 +50,8 @@ export interface Summary extends BlockSpan {
   bloom: Bloom | undefined;
   /** The slices' filters (bloom.ts buildSliceBlooms); undefined when the block keeps none. */
   slices: { slices: Bloom[]; common: Bloom } | undefined;
+  /** The gram filter; undefined when the block keeps none. */
+  grams: Bloom | undefined;
 }
 
 /** A log_blocks row. */
@@ -53,13 +62,16 @@ export type BloomRowValues = Omit<LogBlockBloomsTable, 'bits'> & { bits: Uint8Ar
 
 /** A summary's rows: the block's, and its filter's parts, slices and common filter. */
 export function summaryRows(projectId: string, s: Summary, builtAt: number): { block: BlockRowValues; blooms: BloomRowValues[] } {
-  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, built_at: builtAt };
+  const grams = s.bloom && s.grams;
+  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt };
   const blooms: BloomRowValues[] = [];
   if (!s.bloom) return { block, blooms };
   const partBytes = PART_BUCKETS * BUCKET_BYTES;
-  for (let p = 0; p * partBytes < s.bloom.bytes.length; p++) {
-    blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: p, bits: s.bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
-  }
+  const parts = (bloom: Bloom, first: number) => {
+    for (let p = 0; p * partBytes < bloom.bytes.length; p++) blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: first + p, bits: bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
+  };
+  parts(s.bloom, 0);
+  if (grams) parts(grams, GRAM_PART);
   if (s.slices) {
     s.slices.slices.forEach((slice, i) => blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: -1 - i, bits: slice.bytes }));
     blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: COMMON_PART, bits: s.slices.common.bytes });

@@ -9,7 +9,7 @@ import type { Executor } from '../../../db/types.js';
 import { EVERY_LOG, needlesOf, prefilterOf, withFilter } from '../query/index.js';
 import { matchAll, type LogFilter } from '../filter.js';
 import * as repo from '../repository.js';
-import { blockMay, capItems, itemsOf, needOf, type Need } from './items.js';
+import { blockMay, capItems, isGram, itemsOf, needOf, type Need } from './items.js';
 import { sliceSpan, SLICES_PER_BLOCK } from './rows.js';
 import { blocksInRange, indexState, slicesInBlocks, type BlockRow } from './store.js';
 
@@ -110,10 +110,12 @@ const SLICE_PROBE_BLOCKS = 32;
 /**
  * The runs of seqs to read, in the plan's order: the logs not summarised yet whole, each candidate
  * block by the slices whose filters may hold the need (probed SLICE_PROBE_BLOCKS blocks at a time,
- * so a search that stops early probes little). A block without slice filters is read whole.
+ * so a search that stops early probes little). A block without slice filters is read whole. Grams
+ * are in the block's gram filter only: every slice may hold them.
  */
 async function* runsOf(db: Executor, projectId: string, plan: Plan, options: IndexOptions): AsyncGenerator<Segment> {
-  const { segments, need, items, report } = plan;
+  const { segments, need, report } = plan;
+  const items = plan.items.filter((item) => !isGram(item));
   const holds = holdsBy(items);
   let probed = new Map<number, Map<number, boolean[]>>();
   let probedBefore = 0;

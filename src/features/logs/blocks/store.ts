@@ -5,11 +5,11 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../../../db/types.js';
-import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, hashItem, ItemSet, type ItemHash } from './bloom.js';
-import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
+import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, GRAM_BITS_PER_ITEM, hashItem, ItemSet, type ItemHash } from './bloom.js';
+import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, GRAM_PART, PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
 import * as statements from '../store/statements.js';
 import { batchBytes } from '../ingest-queue.js';
-import { addLogItems, type IndexedLog } from './items.js';
+import { addLogItems, isGram, type GramSet, type IndexedLog } from './items.js';
 import { logSqlOf, type LogSql } from '../store/sql.js';
 
 /** A summary as a search reads it. */
@@ -57,6 +57,8 @@ const SUMMARY_READ_START = 256;
 let summaryRead = SUMMARY_READ_FIRST;
 /** Distinct items one block's filter may hold; past it the block keeps no filter (16 bits each: 512 KiB). */
 const MAX_ITEMS_PER_BLOCK = 262_144;
+/** Distinct grams one block's gram filter may hold; past it the block keeps none (8 bits each: 256 KiB). */
+const MAX_GRAMS_PER_BLOCK = 262_144;
 /** Summarising is CPU work on the event loop: it yields at least this often. */
 const YIELD_MS = 8;
 
@@ -74,6 +76,7 @@ export class Summariser {
   #levelMask = 0;
   #logs = 0;
   #items: ItemSet | undefined = new ItemSet();
+  #grams: GramSet = { items: new ItemSet(), complete: true };
   readonly #sliceSize: number;
 
   constructor(
@@ -93,14 +96,19 @@ export class Summariser {
     if (!items) return;
     items.slice = Math.floor((Number(r.seq) - this.first) / this.#sliceSize);
     // A log past the limits, or a block past its item cap, leaves the block without a filter.
-    if (!addLogItems(r, items) || items.size > MAX_ITEMS_PER_BLOCK) this.#items = undefined;
+    if (!addLogItems(r, items, this.#grams) || items.size > MAX_ITEMS_PER_BLOCK) this.#items = undefined;
+    if (this.#grams.complete && this.#grams.items.size > MAX_GRAMS_PER_BLOCK) this.#grams.complete = false;
+    // A block without its gram filter needs no grams kept.
+    if (!this.#grams.complete) this.#grams.items = new Set();
   }
 
   finish(): Summary {
     const items = this.#items;
     const facts = { firstSeq: this.first, lastSeq: this.last, minTs: this.#minTs, maxTs: this.#maxTs, levelMask: this.#levelMask, logs: this.#logs };
-    if (!items) return { ...facts, bloom: undefined, slices: undefined };
-    return { ...facts, bloom: buildBloom(items, items.size), slices: buildSliceBlooms(items, SLICES_PER_BLOCK) };
+    if (!items) return { ...facts, bloom: undefined, slices: undefined, grams: undefined };
+    const grams = this.#grams;
+    const gramFilter = grams.complete && grams.items instanceof ItemSet ? buildBloom(grams.items, grams.items.size, GRAM_BITS_PER_ITEM) : undefined;
+    return { ...facts, bloom: buildBloom(items, items.size), slices: buildSliceBlooms(items, SLICES_PER_BLOCK), grams: gramFilter };
   }
 }
 
@@ -145,7 +153,8 @@ export async function saveSummary(db: Executor, projectId: string, s: Summary, b
 
 /**
  * The summaries of blocks whose time range meets [from, to], newest max_ts first, each with the
- * bucket of every item probed (one 32-byte slice per block and item, read in SQL).
+ * bucket of every item probed (one 32-byte slice per block and item, read in SQL): a gram's in the
+ * block's gram filter (a block without one may hold every gram), any other's in its filter.
  */
 export async function blocksInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined, items: string[], engine: LogSql = logSqlOf(db)): Promise<BlockRow[]> {
   const hashes: ItemHash[] = items.map(hashItem);
@@ -153,14 +162,16 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
   // is then no part number (a probe that finds no part says "maybe": the index would rule nothing out).
   const partBuckets = sql.lit(PART_BUCKETS);
   const bucketBytes = sql.lit(BUCKET_BYTES);
+  const grams = items.map(isGram);
   const probes = hashes.map((h, i) => {
-    const bucket = sql`(cast(${sql.lit(h.bucket)} as bigint) % nullif(b.buckets, 0))`;
+    const bucket = sql`(cast(${sql.lit(h.bucket)} as bigint) % nullif(${sql.ref(grams[i] ? 'b.gram_buckets' : 'b.buckets')}, 0))`;
+    const part = grams[i] ? sql`${sql.lit(GRAM_PART)} + ${bucket} / ${partBuckets}` : sql`${bucket} / ${partBuckets}`;
     const slice = engine.bytesSlice(sql`p.bits`, sql`(${bucket} % ${partBuckets}) * ${bucketBytes}`, bucketBytes);
-    return sql`(select ${slice} from log_block_blooms p where p.project_id = b.project_id and p.first_seq = b.first_seq and p.part = ${bucket} / ${partBuckets})`.as(`i${i}`);
+    return sql`(select ${slice} from log_block_blooms p where p.project_id = b.project_id and p.first_seq = b.first_seq and p.part = ${part})`.as(`i${i}`);
   });
   let q = db
     .selectFrom('log_blocks as b')
-    .select(['b.first_seq', 'b.last_seq', 'b.min_ts', 'b.max_ts', 'b.level_mask', 'b.logs', 'b.buckets'])
+    .select(['b.first_seq', 'b.last_seq', 'b.min_ts', 'b.max_ts', 'b.level_mask', 'b.logs', 'b.buckets', 'b.gram_buckets'])
     .where('b.project_id', '=', projectId)
     .where('b.logs', '>', 0);
   if (probes.length > 0) q = q.select(probes as never);
@@ -169,6 +180,7 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
   const rows = (await q.orderBy('b.max_ts', 'desc').execute()) as unknown as Record<string, unknown>[];
   return rows.map((r) => {
     const buckets = Number(r.buckets);
+    const gramBuckets = Number(r.gram_buckets);
     return {
       firstSeq: Number(r.first_seq),
       lastSeq: Number(r.last_seq),
@@ -176,7 +188,7 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
       maxTs: Number(r.max_ts),
       levelMask: Number(r.level_mask),
       logs: Number(r.logs),
-      mayHold: buckets === 0 ? undefined : hashes.map((h, i) => bucketMayHold(asBytes(r[`i${i}`]), h)),
+      mayHold: buckets === 0 ? undefined : hashes.map((h, i) => (grams[i] && gramBuckets === 0) || bucketMayHold(asBytes(r[`i${i}`]), h)),
     };
   });
 }
