@@ -16,6 +16,7 @@ const BLOCKS = 120;
 const LOGS = BLOCK * BLOCKS + 10; // and a tail of 10 that no summary covers
 const KILLS = 4;
 const PART_BUCKETS = 64;
+const GRAM_PART_BUCKETS = 56;
 /** Rows a filtered block keeps beside its filter's parts: its 16 slices' filters and their common one. */
 const SLICE_ROWS = 16 + 1;
 
@@ -39,16 +40,16 @@ describeEngines('the skip index after SIGKILL in the middle of building', (engin
   let t0: number;
   const base = () => ({ ...db.env, DEFAULT_PLAN: 'enterprise', INDEX_BLOCK_LOGS: String(BLOCK) });
 
-  /** The project's summaries, read straight from the database: blocks, and blocks whose filter lacks a part or a slice. */
+  /** The project's summaries, read straight from the database: blocks, and blocks whose filter lacks a part, a slice or a gram part. */
   async function summaries(): Promise<{ blocks: number[]; torn: number[] }> {
     const database = openDatabase(loadConfig(db.env));
     try {
-      const blocks = await database.db.selectFrom('log_blocks').select(['first_seq', 'buckets']).where('project_id', '=', projectId).orderBy('first_seq').execute();
+      const blocks = await database.db.selectFrom('log_blocks').select(['first_seq', 'buckets', 'gram_buckets']).where('project_id', '=', projectId).orderBy('first_seq').execute();
       const parts = await database.db.selectFrom('log_block_blooms').select(['first_seq', (eb) => eb.fn.countAll<number>().as('n')]).where('project_id', '=', projectId).groupBy('first_seq').execute();
       const partsOf = new Map(parts.map((p) => [Number(p.first_seq), Number(p.n)]));
       return {
         blocks: blocks.map((b) => Number(b.first_seq)),
-        torn: blocks.filter((b) => (partsOf.get(Number(b.first_seq)) ?? 0) !== (Number(b.buckets) === 0 ? 0 : Math.ceil(Number(b.buckets) / PART_BUCKETS) + SLICE_ROWS)).map((b) => Number(b.first_seq)),
+        torn: blocks.filter((b) => (partsOf.get(Number(b.first_seq)) ?? 0) !== (Number(b.buckets) === 0 ? 0 : Math.ceil(Number(b.buckets) / PART_BUCKETS) + SLICE_ROWS + Math.ceil(Number(b.gram_buckets) / GRAM_PART_BUCKETS))).map((b) => Number(b.first_seq)),
       };
     } finally {
       await database.close();

@@ -28,11 +28,14 @@ export function sliceSpan(first: number, last: number, i: number): { first: numb
 }
 
 /**
- * The block's gram filter (items.ts GRAM_CHARS) is stored as parts GRAM_PART + 0, 1, …, of
- * PART_BUCKETS buckets each, as the block's filter is from part 0 (which never reaches this far:
- * at most 256 parts), and its bucket count is log_blocks.gram_buckets (0: none).
+ * The block's gram filter (items.ts GRAM_CHARS) is stored as parts GRAM_PART + 0, 1, …, as the
+ * block's filter is from part 0 (which never reaches this far: at most 256 parts), and its bucket
+ * count is log_blocks.gram_buckets (0: none). Its parts are GRAM_PART_BUCKETS buckets (1,792
+ * bytes): two such rows fit a 4 KiB SQLite page, where a 2 KiB part fills one alone (half of
+ * it unused), and PostgreSQL's 8 KiB page takes four.
  */
 export const GRAM_PART = 1_000_000;
+export const GRAM_PART_BUCKETS = 56;
 
 /** What a summary says of its block apart from its filter. */
 export interface BlockSpan {
@@ -66,12 +69,12 @@ export function summaryRows(projectId: string, s: Summary, builtAt: number): { b
   const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt };
   const blooms: BloomRowValues[] = [];
   if (!s.bloom) return { block, blooms };
-  const partBytes = PART_BUCKETS * BUCKET_BYTES;
-  const parts = (bloom: Bloom, first: number) => {
+  const parts = (bloom: Bloom, first: number, partBuckets: number) => {
+    const partBytes = partBuckets * BUCKET_BYTES;
     for (let p = 0; p * partBytes < bloom.bytes.length; p++) blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: first + p, bits: bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
   };
-  parts(s.bloom, 0);
-  if (grams) parts(grams, GRAM_PART);
+  parts(s.bloom, 0, PART_BUCKETS);
+  if (grams) parts(grams, GRAM_PART, GRAM_PART_BUCKETS);
   if (s.slices) {
     s.slices.slices.forEach((slice, i) => blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: -1 - i, bits: slice.bytes }));
     blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: COMMON_PART, bits: s.slices.common.bytes });
