@@ -17,10 +17,11 @@
  *    else linear from 0; --y log or --y linear forces one.
  *
  * 2. Needle latency by data size, with and without the skip index → <out>/needle-latency.svg, from
- *    every <results>/*needle-*.json (bench/needle.ts's latest-needle-<engine>-<logs>.json, and kept
- *    runs such as needle-scan-<engine>-<logs>.json; runs of one engine and size are merged, the
- *    later file in name order winning a query both timed): the request id over 7 days, the bare word over 24 h
- *    and the absent value, each with the index and with the scan.
+ *    every <results>/*needle-*.json (bench/needle.ts's latest-needle-<engine>-<logs>.json, and the
+ *    scan's figures kept from an earlier run as latest-needle-scan-<engine>-<logs>.json, committed
+ *    beside them, for runs that time the index only; runs of one engine and size are merged, the
+ *    later file in name order winning a query both timed): the request id over 7 days, the bare word
+ *    and the legacy q over 24 h, and the absent value, each with the index and with the scan.
  *
  * 3. Cluster throughput → <out>/cluster-throughput.svg, from --cluster FILE (default
  *    <results>/latest-cluster.json, as bench/cluster.ts writes it: the ClusterResults interface
@@ -204,7 +205,7 @@ interface NeedleResultFile {
 }
 
 /** The needle queries charted, by their key in bench/needle.ts, with a short name. */
-const NEEDLE_QUERIES: Record<string, string> = { reqId7d: '@reqId, 7 days', bare24h: 'bare word, 24 h', absent7d: 'absent value, 7 days' };
+const NEEDLE_QUERIES: Record<string, string> = { reqId7d: '@reqId, 7 days', bare24h: 'bare word, 24 h', q24h: 'legacy q, 24 h', absent7d: 'absent value, 7 days' };
 
 /**
  * Every <results>/*needle-*.json with query timings, as query-chart files: one line per needle
