@@ -3,9 +3,9 @@
  *
  *   npm run bench:chart -- [--results bench/results] [--out docs/img] [--cluster FILE] [--y auto|log|linear]
  *
- * 1. Query latency by data size → <out>/query-latency.svg. Reads every <results>/query-*.json, as
- *    bench/query.ts writes them (bench/results/query-<engine>-<logs>.json), one file per engine
- *    and data size, in this format (times in milliseconds; other fields are ignored):
+ * 1. Query latency by data size → <out>/query-latency.svg. Reads every <results>/query-<engine>-<logs>.json
+ *    as bench/query.ts writes them, one file per engine and data size (not query-language-*.json,
+ *    a later run kept beside the 1M one), in this format (times in milliseconds; other fields are ignored):
  *
  *      { "engine": "sqlite" | "postgres",
  *        "logs": 1000000,
@@ -152,7 +152,7 @@ function readQueryResults(dir: string): { files: QueryResultFile[]; problems: st
   const files: QueryResultFile[] = [];
   let names: string[] = [];
   try {
-    names = fs.readdirSync(dir).filter((n) => /^query-.*\.json$/.test(n)).sort();
+    names = fs.readdirSync(dir).filter((n) => /^query-(sqlite|postgres)-\d+\.json$/.test(n)).sort();
   } catch {
     return { files, problems };
   }
