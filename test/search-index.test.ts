@@ -240,7 +240,7 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     // log gave are ruled out nearly everywhere (8 bits per gram).
     const given: GramSet = { items: new Set<string>(), complete: true };
     addLogItems({ source: null, message: logs[7]!.message, metadata: null }, new Set(), given);
-    const held = [...given.items].slice(0, 16) as string[];
+    const held = [...(given.items as Set<string>)].slice(0, 16);
     expect(held.length).toBe(16);
     const blocks = await blocksInRange(s.database.db, project.id, undefined, undefined, held);
     expect(blocks.find((b) => b.firstSeq === 1)!.mayHold).toEqual(held.map(() => true));
