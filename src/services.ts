@@ -105,6 +105,8 @@ export function createServices(deps: { config: Config; database: Database; secre
   logs.onCommit((projectId, rows) => {
     if (!alerts.surelyNoRules(projectId)) evaluations.add(projectId, rows());
   });
+  // Silence alerts, recovery and reminders are decided on the clock too, not only on ingest.
+  const alertClock = everyInterval(config.alertClockMs, () => alerts.tick(), (err) => log.error({ err }, 'alert evaluation on the clock failed'));
   logs.queue.shedWhen((projectId) => evaluations.pressure(projectId, { logs: config.ingestQueueLimit, bytes: config.ingestQueueMaxBytes }));
 
   return {
@@ -128,11 +130,13 @@ export function createServices(deps: { config: Config; database: Database; secre
       await vapid();
       if (!mailer) log.warn('SMTP_URL is not set: email alert deliveries will be recorded as skipped');
       outbox.start();
+      alertClock.start();
     },
 
     /** Commits what waits, finishes the alert checks it causes, then stops delivering. */
     async stop(): Promise<void> {
       // Queued logs commit, then their alert checks finish (on SQLite they write through the log writer), then the writer stops.
+      await alertClock.stop();
       await logs.drain();
       await evaluations.drain();
       await logs.close();
@@ -142,3 +146,26 @@ export function createServices(deps: { config: Config; database: Database; secre
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** Runs `work` every `ms` (never two at once: a round that overruns delays the next); stop() waits for the round under way. */
+function everyInterval(ms: number, work: () => Promise<void>, onError: (err: unknown) => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const round = () => {
+    running ??= work()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  return {
+    start() {
+      timer = setInterval(round, ms);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  };
+}

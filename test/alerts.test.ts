@@ -73,8 +73,8 @@ describeEngines('alert rules', (engine) => {
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.stringMatching(/^alt_[0-9a-z]{26}$/), projectId: p.id, name: 'Errors from api',
-        condition: { level: 'error', threshold: 10, window: '5m', source: 'api', pattern: 'time(d )?out' },
-        channels: ['email', 'push'], cooldown: '15m', enabled: true, lastTriggeredAt: null,
+        condition: { level: 'error', threshold: 10, window: '5m', source: 'api', pattern: 'time(d )?out', comparison: 'above' },
+        channels: ['email', 'push'], cooldown: '15m', enabled: true, state: 'ok', stateSince: null, mutedUntil: null, lastTriggeredAt: null,
         createdAt: expect.stringMatching(ISO), updatedAt: res.body.createdAt,
       });
     });

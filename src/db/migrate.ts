@@ -14,6 +14,7 @@ import * as m0011 from './migrations/0011_log_source_counts.js';
 import * as m0012 from './migrations/0012_log_blocks.js';
 import * as m0013 from './migrations/0013_log_block_blooms_inline.js';
 import * as m0014 from './migrations/0014_log_block_grams.js';
+import * as m0015 from './migrations/0015_alert_state.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_log_blocks': m0012,
   '0013_log_block_blooms_inline': m0013,
   '0014_log_block_grams': m0014,
+  '0015_alert_state': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

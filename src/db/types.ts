@@ -83,6 +83,16 @@ export interface AlertRulesTable {
   last_triggered_at: number | null;
   created_at: number;
   updated_at: number;
+  /** `ok` or `firing` (migration 0015). */
+  state: string;
+  state_since: number | null;
+  /** `above` (count ≥ threshold) or `below` (count < threshold). */
+  comparison: string;
+  /** When the condition was last set (null: at created_at). */
+  condition_at: number | null;
+  /** While firing: since when evaluations have seen the condition false (null: not, or true since). */
+  clear_since: number | null;
+  muted_until: number | null;
 }
 
 /** Logs per project, minute (its first ms) and level: what stats over whole minutes read. */
@@ -140,6 +150,8 @@ export interface AlertHistoryTable {
   window_ms: number;
   /** JSON: Log[] */
   sample: string;
+  /** `triggered` or `resolved` (migration 0015). */
+  kind: string;
 }
 
 export interface AlertDeliveriesTable {

@@ -65,18 +65,54 @@ export async function deleteOldCounts(db: Executor, before: number): Promise<voi
 }
 
 /**
- * Claims a firing: one conditional update, so of any number of nodes evaluating the same rule at
- * once, exactly one gets the row back. Disabled rules and rules inside their cooldown are not claimed.
+ * Claims a `triggered` entry: ok → firing, or a reminder while firing, once the cooldown has passed
+ * since the last one. One conditional update, so of any number of nodes evaluating the same rule
+ * at once, exactly one gets the row back. Disabled rules and rules inside their cooldown are not
+ * claimed. state_since moves only on the change of state.
  */
 export function claimFiring(db: Executor, ruleId: string, now: number): Promise<RuleRow | undefined> {
   return db
     .updateTable('alert_rules')
-    .set({ last_triggered_at: now })
+    .set({ last_triggered_at: now, clear_since: null, state_since: sql<number>`case when state = 'ok' then ${now} else state_since end`, state: 'firing' })
     .where('id', '=', ruleId)
     .where('enabled', '=', 1)
     .where((eb) => eb.or([eb('last_triggered_at', 'is', null), eb('last_triggered_at', '<=', sql<number>`${now} - cooldown_ms`)]))
     .returningAll()
     .executeTakeFirst();
+}
+
+/** A firing rule's condition was seen false: the first such evaluation starts its quiet window. */
+export async function markClear(db: Executor, ruleId: string, now: number): Promise<void> {
+  await db.updateTable('alert_rules').set({ clear_since: now }).where('id', '=', ruleId).where('state', '=', 'firing').where('clear_since', 'is', null).execute();
+}
+
+/** A firing rule's condition was seen true again: its quiet window starts over. */
+export async function unmarkClear(db: Executor, ruleId: string): Promise<void> {
+  await db.updateTable('alert_rules').set({ clear_since: null }).where('id', '=', ruleId).where('clear_since', 'is not', null).execute();
+}
+
+/** Claims the `resolved` entry: firing → ok once the condition has been false for a whole window. One node wins. */
+export function claimResolved(db: Executor, ruleId: string, now: number): Promise<RuleRow | undefined> {
+  return db
+    .updateTable('alert_rules')
+    .set({ state: 'ok', state_since: now, clear_since: null })
+    .where('id', '=', ruleId)
+    .where('enabled', '=', 1)
+    .where('state', '=', 'firing')
+    .where('clear_since', 'is not', null)
+    .where('clear_since', '<=', sql<number>`${now} - window_ms`)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The rules the clock evaluates: enabled ones that are firing (recovery, reminders) or watch for silence. */
+export function rulesOnClock(db: Executor): Promise<RuleRow[]> {
+  return db
+    .selectFrom('alert_rules')
+    .selectAll()
+    .where('enabled', '=', 1)
+    .where((eb) => eb.or([eb('state', '=', 'firing'), eb('comparison', '=', 'below')]))
+    .execute();
 }
 
 export async function insertHistory(db: Executor, row: AlertHistoryTable): Promise<void> {
@@ -136,9 +172,9 @@ export function firingContext(db: Executor, historyId: string) {
     .innerJoin('projects', 'projects.id', 'alert_history.project_id')
     .innerJoin('users', 'users.id', 'projects.user_id')
     .select([
-      'alert_history.id as historyId', 'alert_history.triggered_at as triggeredAt', 'alert_history.matched_count as matchedCount',
+      'alert_history.id as historyId', 'alert_history.kind as kind', 'alert_history.triggered_at as triggeredAt', 'alert_history.matched_count as matchedCount',
       'alert_history.threshold as threshold', 'alert_history.window_ms as windowMs', 'alert_history.sample as sample',
-      'alert_rules.id as ruleId', 'alert_rules.name as ruleName', 'alert_rules.level as level', 'alert_rules.source as source', 'alert_rules.pattern as pattern', 'alert_rules.query as query',
+      'alert_rules.id as ruleId', 'alert_rules.name as ruleName', 'alert_rules.comparison as comparison', 'alert_rules.level as level', 'alert_rules.source as source', 'alert_rules.pattern as pattern', 'alert_rules.query as query',
       'projects.id as projectId', 'projects.name as projectName', 'users.id as userId', 'users.email as ownerEmail',
     ])
     .where('alert_history.id', '=', historyId)

@@ -13,6 +13,9 @@ export type Channel = (typeof CHANNELS)[number];
 const DURATION_TEXT = /^[0-9]+(s|m|h|d)$/;
 const WEEK = 7 * 86_400_000;
 
+export const COMPARISONS = ['above', 'below'] as const;
+export type Comparison = (typeof COMPARISONS)[number];
+
 export interface ConditionInput {
   level: string;
   threshold: number;
@@ -20,9 +23,12 @@ export interface ConditionInput {
   source?: string;
   pattern?: string;
   query?: string;
+  /** `above` (default): fires at count ≥ threshold; `below`: at count < threshold (a silence alert). */
+  comparison?: string;
 }
 
 export interface Condition {
+  comparison: Comparison;
   level: number;
   threshold: number;
   windowMs: number;
@@ -46,7 +52,10 @@ export function parseCondition(input: ConditionInput): Condition {
   if (input.pattern !== undefined && input.pattern !== '') compilePattern(input.pattern, '/condition/pattern');
   const query = input.query !== undefined && input.query.trim() !== '' ? input.query : null;
   if (query !== null) parseQuery(query, '/condition/query');
+  const comparison = input.comparison ?? 'above';
+  if (!(COMPARISONS as readonly string[]).includes(comparison)) throw validationError('/condition/comparison', 'must be above or below');
   return {
+    comparison: comparison as Comparison,
     level,
     threshold: input.threshold,
     windowMs: parseRuleDuration(input.window, '/condition/window', 1000, WEEK),
@@ -71,10 +80,13 @@ export interface AlertRule {
   id: string;
   projectId: string;
   name: string;
-  condition: { level: string; threshold: number; window: string; source?: string; pattern?: string; query?: string };
+  condition: { level: string; threshold: number; window: string; source?: string; pattern?: string; query?: string; comparison: Comparison };
   channels: Channel[];
   cooldown: string;
   enabled: boolean;
+  state: 'ok' | 'firing';
+  stateSince: string | null;
+  mutedUntil: string | null;
   lastTriggeredAt: string | null;
   createdAt: string;
   updatedAt: string;
@@ -83,10 +95,11 @@ export interface AlertRule {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function presentRule(row: AlertRulesTable): AlertRule {
-  const condition: AlertRule['condition'] = { level: levelName(row.level), threshold: row.threshold, window: formatDuration(Number(row.window_ms)) };
+  const condition = { level: levelName(row.level), threshold: row.threshold, window: formatDuration(Number(row.window_ms)) } as AlertRule['condition'];
   if (row.source !== null) condition.source = row.source;
   if (row.pattern !== null) condition.pattern = row.pattern;
   if (row.query !== null) condition.query = row.query;
+  condition.comparison = row.comparison as Comparison;
   return {
     id: row.id,
     projectId: row.project_id,
@@ -95,6 +108,9 @@ export function presentRule(row: AlertRulesTable): AlertRule {
     channels: row.channels.split(',').filter(Boolean) as Channel[],
     cooldown: formatDuration(Number(row.cooldown_ms)),
     enabled: Boolean(row.enabled),
+    state: row.state === 'firing' ? 'firing' : 'ok',
+    stateSince: row.state_since === null ? null : iso(Number(row.state_since)),
+    mutedUntil: row.muted_until === null ? null : iso(Number(row.muted_until)),
     lastTriggeredAt: row.last_triggered_at === null ? null : iso(Number(row.last_triggered_at)),
     createdAt: iso(Number(row.created_at)),
     updatedAt: iso(Number(row.updated_at)),

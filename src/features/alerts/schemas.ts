@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Text, Timestamp } from '../../http/schemas.js';
 import { Log } from '../logs/schemas.js';
 import { LEVELS } from '../logs/levels.js';
-import { CHANNELS } from './rules.js';
+import { CHANNELS, COMPARISONS } from './rules.js';
 
 const Duration = (description: string) => Type.String({ pattern: '^[0-9]+(s|m|h|d)$', maxLength: 12, description });
 
@@ -14,6 +14,7 @@ export const ConditionBody = Type.Object(
     source: Type.Optional(Text(0, 200, 'Only logs from this source count')),
     pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message' })),
     query: Type.Optional(Type.String({ maxLength: 2000, description: 'A search query (docs/search.md) the logs must match too, e.g. `@res.statusCode:>=500 -@path:"/healthz"`; `level` stays required' })),
+    comparison: Type.Optional(Type.String({ enum: [...COMPARISONS], description: 'above (default): fires when the count reaches the threshold; below: when it is under it (the logs stopped)' })),
   },
   { additionalProperties: false },
 );
@@ -34,6 +35,7 @@ export const UpdateRuleBody = Type.Object(
     channels: Type.Optional(Channels),
     cooldown: Type.Optional(Cooldown),
     enabled: Type.Optional(Type.Boolean()),
+    mutedUntil: Type.Optional(Type.Union([Type.String({ maxLength: 40, description: 'ISO 8601 time until which deliveries are skipped (entries are still written); null or a past time: not muted' }), Type.Null()])),
     projectId: Type.Optional(Type.String({ maxLength: 100, description: 'Cannot change; accepted only when equal to the current one' })),
   },
   { additionalProperties: false },
@@ -52,12 +54,16 @@ export const Rule = Type.Object(
         source: Type.Optional(Type.String()),
         pattern: Type.Optional(Type.String()),
         query: Type.Optional(Type.String()),
+        comparison: Type.String({ enum: [...COMPARISONS] }),
       },
       { additionalProperties: false },
     ),
     channels: Type.Array(Type.String({ enum: [...CHANNELS] })),
     cooldown: Type.String(),
     enabled: Type.Boolean(),
+    state: Type.String({ enum: ['ok', 'firing'] }),
+    stateSince: Type.Union([Timestamp, Type.Null()]),
+    mutedUntil: Type.Union([Timestamp, Type.Null()]),
     lastTriggeredAt: Type.Union([Timestamp, Type.Null()]),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -72,6 +78,7 @@ export const HistoryEntry = Type.Object(
   {
     id: Type.String({ pattern: '^alh_' }),
     alertId: Type.String(),
+    kind: Type.String({ enum: ['triggered', 'resolved'] }),
     triggeredAt: Timestamp,
     matchedCount: Type.Integer(),
     threshold: Type.Integer(),

@@ -30,12 +30,17 @@ export interface UpdateRuleInput {
   channels?: string[];
   cooldown?: string;
   enabled?: boolean;
+  /** ISO 8601; null (or a past time): not muted. */
+  mutedUntil?: string | null;
   projectId?: string;
 }
+
+export type EntryKind = 'triggered' | 'resolved';
 
 export interface HistoryEntry {
   id: string;
   alertId: string;
+  kind: EntryKind;
   triggeredAt: string;
   matchedCount: number;
   threshold: number;
@@ -52,6 +57,14 @@ export const EVALUATION_SLICE_MS = 250;
 /** A log still undecided after this many rounds in which its project's rules stalled (see carryOver) is given up (logged). */
 export const MAX_EVALUATION_ROUNDS = 5;
 const SAMPLE_SIZE = 5;
+
+/** `mutedUntil` as stored: epoch ms, or null. */
+function parseMutedUntil(text: string | null): number | null {
+  if (text === null) return null;
+  const ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(ms)) throw validationError('/mutedUntil', 'must be an ISO 8601 time (for example 2026-11-25T18:00:00Z) or null');
+  return ms;
+}
 
 function encodeCursor(at: number, id: string): string {
   return Buffer.from(`h1.${at}.${id}`).toString('base64url');
@@ -118,33 +131,66 @@ export function createAlertsService(deps: {
     return row;
   }
 
-  /** Writes the firing (history + one pending delivery per channel) if this node wins the claim. */
-  async function fire(rule: repo.RuleRow, count: number, sample: LogRowStored[]): Promise<boolean> {
+  /**
+   * Writes an entry (history, and one delivery per channel: pending, or skipped while the rule is
+   * muted) if this node wins the entry's claim: `triggered` (ok → firing, or a reminder once the
+   * cooldown has passed) or `resolved` (firing → ok after a whole window with the condition false).
+   */
+  async function record(rule: repo.RuleRow, kind: EntryKind, count: number, sample: LogRowStored[]): Promise<boolean> {
     const t = now();
-    const fired = await db.transaction().execute(async (tx) => {
-      const claimed = await repo.claimFiring(tx, rule.id, t);
+    const written = await db.transaction().execute(async (tx) => {
+      const claimed = kind === 'triggered' ? await repo.claimFiring(tx, rule.id, t) : await repo.claimResolved(tx, rule.id, t);
       if (!claimed) return false;
       const historyId = newId('alh', t);
       await repo.insertHistory(tx, {
         id: historyId,
         rule_id: rule.id,
         project_id: rule.project_id,
+        kind,
         triggered_at: t,
         matched_count: count,
         threshold: claimed.threshold,
         window_ms: claimed.window_ms,
         sample: JSON.stringify(sample.map(presentLog)),
       });
+      const muted = claimed.muted_until !== null && Number(claimed.muted_until) > t;
       for (const channel of claimed.channels.split(',').filter(Boolean)) {
-        await repo.insertDelivery(tx, { id: newId('dlv', t), history_id: historyId, channel, status: 'pending', attempts: 0, next_attempt_at: t, locked_until: null, error: null, state: null, updated_at: t });
+        await repo.insertDelivery(tx, {
+          id: newId('dlv', t),
+          history_id: historyId,
+          channel,
+          status: muted ? 'skipped' : 'pending',
+          attempts: 0,
+          next_attempt_at: t,
+          locked_until: null,
+          error: muted ? 'muted' : null,
+          state: null,
+          updated_at: t,
+        });
       }
       return true;
     });
-    if (fired) {
-      log.info({ ruleId: rule.id, projectId: rule.project_id, count }, 'alert fired');
+    if (written) {
+      log.info({ ruleId: rule.id, projectId: rule.project_id, count, kind }, kind === 'resolved' ? 'alert resolved' : 'alert fired');
       onFired();
     }
-    return fired;
+    return written;
+  }
+
+  /** Each rule's count over its own window (whole counter buckets from the window's start), from the counter rows read. */
+  function windowTotals(buckets: readonly AlertCountRow[], fromOf: ReadonlyMap<string, number>): Map<string, number> {
+    const totals = new Map<string, number>();
+    for (const b of buckets) {
+      const from = fromOf.get(b.rule_id);
+      if (from !== undefined && Number(b.bucket) >= from) totals.set(b.rule_id, (totals.get(b.rule_id) ?? 0) + Number(b.n));
+    }
+    return totals;
+  }
+
+  /** Where a rule's window starts at `t`, on its counter bucket's edge. */
+  function windowFrom(windowMs: number, t: number): number {
+    const from = t - windowMs;
+    return from - (from % bucketSize(windowMs));
   }
 
   return {
@@ -165,6 +211,12 @@ export function createAlertsService(deps: {
         if (!check.ok) throw new AppError('PLAN_LIMIT_EXCEEDED', check.message, { details: { resource: 'alerts', limit: check.limit, plan: user.plan } });
         const t = now();
         const row: repo.RuleRow = {
+          state: 'ok',
+          state_since: null,
+          comparison: condition.comparison,
+          condition_at: t,
+          clear_since: null,
+          muted_until: null,
           id: newId('alt', t),
           project_id: project.id,
           name,
@@ -202,7 +254,8 @@ export function createAlertsService(deps: {
     async update(userId: string, id: string, input: UpdateRuleInput): Promise<AlertRule> {
       const row = await owned(userId, id);
       if (input.projectId !== undefined && input.projectId !== row.project_id) throw validationError('/projectId', 'cannot change; create the rule in the other project instead');
-      const changes: Partial<repo.RuleRow> = { updated_at: now() };
+      const t = now();
+      const changes: Partial<repo.RuleRow> = { updated_at: t };
       if (input.name !== undefined) {
         const name = input.name.trim();
         if (name === '') throw validationError('/name', 'must not be blank');
@@ -210,11 +263,18 @@ export function createAlertsService(deps: {
       }
       if (input.condition !== undefined) {
         const c = parseCondition(input.condition);
-        Object.assign(changes, { level: c.level, threshold: c.threshold, window_ms: c.windowMs, source: c.source, pattern: c.pattern, query: c.query });
+        Object.assign(changes, { comparison: c.comparison, level: c.level, threshold: c.threshold, window_ms: c.windowMs, source: c.source, pattern: c.pattern, query: c.query, condition_at: t });
       }
       if (input.channels !== undefined) changes.channels = parseChannels(input.channels).join(',');
       if (input.cooldown !== undefined) changes.cooldown_ms = parseCooldown(input.cooldown);
       if (input.enabled !== undefined) changes.enabled = input.enabled ? 1 : 0;
+      // Enabled again: its counters missed the logs meanwhile, so a silence alert's first window starts over.
+      if (input.enabled === true && row.enabled === 0) changes.condition_at = t;
+      if (input.mutedUntil !== undefined) changes.muted_until = parseMutedUntil(input.mutedUntil);
+      // A new condition, or disabling, puts the rule back to ok without an entry.
+      if (input.condition !== undefined || input.enabled === false) {
+        Object.assign(changes, { state: 'ok', clear_since: null, state_since: row.state === 'firing' ? t : row.state_since });
+      }
       const updated = await repo.updateRule(db, id, changes);
       rules.forget(row.project_id);
       if (!updated) throw ruleNotFound();
@@ -237,6 +297,7 @@ export function createAlertsService(deps: {
         data: page.map((r) => ({
           id: r.id,
           alertId: r.rule_id,
+          kind: r.kind === 'resolved' ? 'resolved' : 'triggered',
           triggeredAt: new Date(Number(r.triggered_at)).toISOString(),
           matchedCount: r.matched_count,
           threshold: r.threshold,
@@ -287,22 +348,57 @@ export function createAlertsService(deps: {
         }
         for (const [rule, match] of results) {
           for (const [bucket, n] of match.buckets) counts.push({ ruleId: rule.row.id, bucket, n });
-          const from = t - rule.windowMs;
-          matched.push({ rule: rule.row, from: from - (from % bucketSize(rule.windowMs)), sample: match.sample });
+          matched.push({ rule: rule.row, from: windowFrom(rule.windowMs, t), sample: match.sample });
         }
       }
       if (matched.length === 0) return leftovers;
       const buckets = await addCounts(counts, matched.map((m) => m.rule.id), Math.min(...matched.map((m) => m.from)));
-      const totals = new Map<string, number>();
-      const fromOf = new Map(matched.map((m) => [m.rule.id, m.from]));
-      for (const b of buckets) {
-        if (Number(b.bucket) >= fromOf.get(b.rule_id)!) totals.set(b.rule_id, (totals.get(b.rule_id) ?? 0) + Number(b.n));
-      }
+      const totals = windowTotals(buckets, new Map(matched.map((m) => [m.rule.id, m.from])));
       for (const { rule, sample } of matched) {
+        // A silence alert is decided on the clock; logs only add to its counters.
+        if (rule.comparison === 'below') continue;
         const count = totals.get(rule.id) ?? 0;
-        if (count >= rule.threshold) await fire(rule, count, sample);
+        if (count < rule.threshold) continue;
+        const written = await record(rule, 'triggered', count, sample);
+        // Still firing, inside its cooldown: the condition holds again, so its quiet window starts over.
+        if (!written && rule.state === 'firing' && rule.clear_since !== null) await repo.unmarkClear(db, rule.id);
       }
       return leftovers;
+    },
+
+    /**
+     * Evaluates on the clock (every ALERT_CLOCK_INTERVAL, on every node; the claims keep each
+     * transition to one): the enabled rules that are firing or watch for silence, each against its
+     * window's count. A firing rule whose condition holds gets its reminder once the cooldown has
+     * passed; one whose condition is false starts (or goes on with) its quiet window, and resolves
+     * once that is a window long. A `below` rule in ok fires once its condition holds and the rule,
+     * or its last condition change, is a window old.
+     */
+    async tick(): Promise<void> {
+      const t = now();
+      const rows = await repo.rulesOnClock(db);
+      if (rows.length === 0) return;
+      const fromOf = new Map(rows.map((r) => [r.id, windowFrom(Number(r.window_ms), t)]));
+      const ids = [...fromOf.keys()];
+      const least = Math.min(...fromOf.values());
+      const buckets: AlertCountRow[] = [];
+      for (let i = 0; i < ids.length; i += 500) buckets.push(...(await repo.countsSince(db, ids.slice(i, i + 500), least)));
+      const totals = windowTotals(buckets, fromOf);
+      for (const row of rows) {
+        const count = totals.get(row.id) ?? 0;
+        const windowMs = Number(row.window_ms);
+        const holds = row.comparison === 'below' ? count < row.threshold : count >= row.threshold;
+        if (row.state === 'firing') {
+          if (holds) {
+            const due = row.last_triggered_at === null || Number(row.last_triggered_at) <= t - Number(row.cooldown_ms);
+            if (due) await record(row, 'triggered', count, []);
+            else if (row.clear_since !== null) await repo.unmarkClear(db, row.id);
+          } else if (row.clear_since === null) await repo.markClear(db, row.id, t);
+          else if (Number(row.clear_since) <= t - windowMs) await record(row, 'resolved', count, []);
+        } else if (holds && row.comparison === 'below' && t - Number(row.condition_at ?? row.created_at) >= windowMs) {
+          await record(row, 'triggered', count, []);
+        }
+      }
     },
 
     /** Whether a project has no enabled rule, as far as this node knows right now (no database read). */

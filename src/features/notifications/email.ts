@@ -19,7 +19,7 @@ export interface AlertMessage {
   html: string;
 }
 
-/** The email for one firing: the rule, the count, the window, a few sample lines and a link. */
+/** The email for one entry (fired or resolved): the rule, the count, the window, a few sample lines and a link. */
 export function alertEmail(ctx: FiringContext, publicUrl: string): AlertMessage {
   const sample = JSON.parse(ctx.sample) as Log[];
   const window = formatDuration(Number(ctx.windowMs));
@@ -27,26 +27,26 @@ export function alertEmail(ctx: FiringContext, publicUrl: string): AlertMessage 
   const link = `${publicUrl}/projects/${ctx.projectId}/logs?level=${level}${ctx.source ? `&source=${encodeURIComponent(ctx.source)}` : ''}`;
   const condition = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''}${ctx.pattern ? ` matching /${ctx.pattern}/` : ''}${ctx.query ? ` selected by \`${ctx.query}\`` : ''} within ${window} (threshold ${ctx.threshold})`;
   const when = new Date(Number(ctx.triggeredAt)).toISOString();
+  const resolved = ctx.kind === 'resolved';
+  const silence = ctx.comparison === 'below';
+  const what = resolved ? 'resolved' : 'fired';
   const lines = sample.map((l) => `${l.timestamp} ${l.level.toUpperCase()}${l.source ? ` [${l.source}]` : ''} ${l.message.slice(0, 500)}`);
   const text = [
-    `Alert "${headerSafe(ctx.ruleName, 200)}" fired on project "${headerSafe(ctx.projectName, 200)}" at ${when}.`,
+    `Alert "${headerSafe(ctx.ruleName, 200)}" ${what} on project "${headerSafe(ctx.projectName, 200)}" at ${when}.`,
     '',
-    `Condition: ${condition}.`,
+    `${resolved ? 'Now' : 'Condition'}: ${condition}${silence ? ' (fires below the threshold)' : ''}.`,
     '',
-    'Recent matching logs:',
-    ...lines.map((l) => `  ${l}`),
-    '',
+    ...(lines.length > 0 ? ['Recent matching logs:', ...lines.map((l) => `  ${l}`), ''] : []),
     `See the logs: ${link}`,
   ].join('\n');
   const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif">
 <h2 style="margin:0 0 8px">${escapeHtml(headerSafe(ctx.ruleName, 200))}</h2>
-<p>fired on project <b>${escapeHtml(headerSafe(ctx.projectName, 200))}</b> at ${when}.</p>
-<p><b>Condition:</b> ${escapeHtml(condition)}.</p>
-<p><b>Recent matching logs:</b></p>
-<pre style="background:#f4f4f5;padding:8px;white-space:pre-wrap">${escapeHtml(lines.join('\n'))}</pre>
+<p>${what} on project <b>${escapeHtml(headerSafe(ctx.projectName, 200))}</b> at ${when}.</p>
+<p><b>${resolved ? 'Now' : 'Condition'}:</b> ${escapeHtml(condition)}${silence ? ' (fires below the threshold)' : ''}.</p>
+${lines.length > 0 ? `<p><b>Recent matching logs:</b></p>\n<pre style="background:#f4f4f5;padding:8px;white-space:pre-wrap">${escapeHtml(lines.join('\n'))}</pre>` : ''}
 <p><a href="${escapeHtml(link)}">See the logs in Loglane</a></p>
 </body></html>`;
-  return { subject: headerSafe(`[Loglane] ${ctx.ruleName} fired on ${ctx.projectName}`, 180), text, html };
+  return { subject: headerSafe(`[Loglane] ${ctx.ruleName} ${what} on ${ctx.projectName}`, 180), text, html };
 }
 
 export interface Mailer {

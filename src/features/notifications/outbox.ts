@@ -70,11 +70,12 @@ export function createOutbox(deps: {
     if (subs.length === 0) return { status: 'skipped', error: 'no push subscriptions' };
     const keys = await deps.vapid();
     const payload = JSON.stringify({
-      title: headerSafe(`${ctx.ruleName} fired`, 120),
+      title: headerSafe(`${ctx.ruleName} ${ctx.kind === 'resolved' ? 'resolved' : 'fired'}`, 120),
       body: `${ctx.matchedCount} ${levelName(Number(ctx.level))} logs within ${formatDuration(Number(ctx.windowMs))} in ${headerSafe(ctx.projectName, 100)}`,
       ruleId: ctx.ruleId,
       projectId: ctx.projectId,
       historyId: ctx.historyId,
+      kind: ctx.kind,
       url: `${config.publicUrl}/projects/${ctx.projectId}/alerts/${ctx.ruleId}`,
     });
     const errors: string[] = [];

@@ -1,0 +1,281 @@
+/**
+ * Issue 17: alert state. A rule goes ok → firing (a `triggered` entry and notifications), reminds
+ * once per cooldown while its condition holds, and goes back to ok (a `resolved` entry and
+ * notifications) once its condition has been false for a whole window, seen on the clock; silence
+ * alerts (`comparison: "below"`) fire when logs stop, never in their first window; muted rules
+ * write entries whose deliveries are skipped; two nodes make each transition once.
+ *
+ * The clock is the test's (TestClock) and `tick()` is called directly, except in the test of the
+ * server's own timer (ALERT_CLOCK_INTERVAL=1s).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, describeEngines, ingest, setPlan, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
+import { startPushReceiver, startSmtpSink } from './sinks.js';
+
+describeEngines('alert state: triggered, reminders, resolved, silence, mute', (engine) => {
+  let s: TestServer;
+  let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
+  let pushSvc: Awaited<ReturnType<typeof startPushReceiver>>;
+  let a: Account;
+
+  beforeAll(async () => {
+    smtp = await startSmtpSink();
+    pushSvc = await startPushReceiver();
+    // The server's own clock runs once an hour here: the tests tick it.
+    s = await startServer(engine, {
+      env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', ALERT_CLOCK_INTERVAL: '10s' },
+    });
+    pushSvc.expectPublicKey((await s.request('GET', '/v1/push/vapid-public-key')).body.publicKey);
+    a = await signup(s);
+    await setPlan(s, a.id, 'enterprise');
+  });
+  afterAll(async () => {
+    await s?.close();
+    await smtp?.close();
+    await pushSvc?.close();
+  });
+
+  const tick = () => s.app.services.alerts.tick();
+  const getRule = async (id: string) => (await s.request('GET', `/v1/alerts/${id}`, { token: a.accessToken })).body;
+  const history = async (id: string) => (await s.request('GET', `/v1/alerts/${id}/history`, { token: a.accessToken })).body.data as any[];
+  async function create(projectId: string, condition: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+    const res = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId, name: 'Checkout errors', condition, channels: ['email'], cooldown: '1h', ...extra } });
+    expect(res.status, res.text).toBe(201);
+    return res.body;
+  }
+  /** Logs of level error from `source`, at the test clock's now, checked against the rules. */
+  async function send(apiKey: string, n: number, source = 'checkout') {
+    const res = await ingest(s, apiKey, Array.from({ length: n }, (_, i) => ({ level: 'error', source, message: `payment failed ${i}`, timestamp: new Date(s.clock.now()).toISOString() })));
+    expect(res.status, res.text).toBe(202);
+    await s.app.services.alertsCaughtUp();
+  }
+  /** Every delivery of the rule's entries settled (none pending). */
+  const settled = (id: string) => waitFor(async () => ((await history(id)).every((e) => e.deliveries.every((d: { status: string }) => d.status !== 'pending')) ? true : undefined), 6000);
+
+  it('ok → firing → ok: one triggered and one resolved entry, each notified on every channel; state and stateSince follow', async () => {
+    const browser = pushSvc.subscribe();
+    expect((await s.request('POST', '/v1/push/subscriptions', { token: a.accessToken, body: { endpoint: browser.endpoint, keys: browser.keys } })).status).toBe(201);
+    const p = await createProject(s, a, 'Shop');
+    const r = await create(p.id, { level: 'error', threshold: 2, window: '10s', source: 'checkout' }, { channels: ['email', 'push'] });
+    expect(r).toMatchObject({ state: 'ok', stateSince: null, mutedUntil: null, condition: { comparison: 'above' } });
+    const mailsBefore = smtp.mails.length;
+
+    await send(p.apiKey, 2);
+    const firing = await getRule(r.id);
+    expect(firing.state).toBe('firing');
+    expect(Date.parse(firing.stateSince)).toBeGreaterThan(0);
+    // Still true, inside the cooldown: nothing more.
+    await tick();
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered']);
+
+    // The logs leave the window: the condition is false from the next evaluation on ...
+    s.clock.advance(11_000);
+    await tick();
+    expect((await getRule(r.id)).state).toBe('firing');
+    // ... and resolves once it has been false for a whole window.
+    s.clock.advance(5_000);
+    await tick();
+    expect((await getRule(r.id)).state).toBe('firing');
+    s.clock.advance(6_000);
+    await tick();
+    const resolved = await getRule(r.id);
+    expect(resolved.state).toBe('ok');
+    expect(Date.parse(resolved.stateSince)).toBeGreaterThan(Date.parse(firing.stateSince));
+    await tick();
+    await settled(r.id);
+    const entries = await history(r.id);
+    expect(entries.map((e) => e.kind)).toEqual(['resolved', 'triggered']);
+    expect(entries[0]).toMatchObject({ matchedCount: 0, threshold: 2, window: '10s', sample: [] });
+    expect(entries[1].sample).toHaveLength(2);
+    for (const e of entries) expect(e.deliveries).toEqual([{ channel: 'email', status: 'sent' }, { channel: 'push', status: 'sent' }]);
+    const subjects = smtp.mails.slice(mailsBefore).map((m) => m.subject);
+    expect(subjects).toEqual(['[Loglane] Checkout errors fired on Shop', '[Loglane] Checkout errors resolved on Shop']);
+    const titles = pushSvc.deliveries.filter((d) => browser.endpoint.endsWith(d.path)).map((d) => [d.payload.title, d.payload.kind]);
+    expect(titles).toEqual([
+      ['Checkout errors fired', 'triggered'],
+      ['Checkout errors resolved', 'resolved'],
+    ]);
+    expect((await s.request('DELETE', `/v1/push/subscriptions/${(await s.request('GET', '/v1/push/subscriptions', { token: a.accessToken })).body.data[0].id}`, { token: a.accessToken })).status).toBe(204);
+  });
+
+  it('logs matching again during the quiet window start it over', async () => {
+    const p = await createProject(s, a, 'Flaky');
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '10s' });
+    await send(p.apiKey, 1);
+    s.clock.advance(11_000);
+    await tick(); // false: the quiet window starts
+    s.clock.advance(6_000);
+    await send(p.apiKey, 1); // true again (inside the cooldown: no entry)
+    await tick();
+    s.clock.advance(6_000);
+    await tick(); // 12 s after the quiet window's start, but it started over
+    expect((await getRule(r.id)).state).toBe('firing');
+    s.clock.advance(5_000);
+    await tick(); // the log is out of the window: quiet again from here
+    s.clock.advance(10_000);
+    await tick();
+    expect((await getRule(r.id)).state).toBe('ok');
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['resolved', 'triggered']);
+  });
+
+  it('while firing, a reminder once the cooldown has passed and the condition still holds, at the next evaluation', async () => {
+    const p = await createProject(s, a, 'Reminders');
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '1m' }, { cooldown: '5s' });
+    await send(p.apiKey, 1);
+    await tick();
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered']);
+    s.clock.advance(6_000);
+    await tick();
+    await tick();
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered', 'triggered']);
+    expect((await getRule(r.id)).state).toBe('firing');
+    // stateSince stays at the change of state.
+    const first = (await history(r.id))[1].triggeredAt;
+    expect((await getRule(r.id)).stateSince).toBe(first);
+  });
+
+  it('a silence alert (below) fires when its source goes quiet, never during its first window, and resolves when logs come back', async () => {
+    const p = await createProject(s, a, 'Nightly');
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '10s', source: 'nightly', comparison: 'below' });
+    expect(r.condition.comparison).toBe('below');
+    // No logs at all, but the rule is younger than its window.
+    await tick();
+    s.clock.advance(5_000);
+    await tick();
+    expect(await history(r.id)).toEqual([]);
+    await send(p.apiKey, 1, 'nightly');
+    s.clock.advance(6_000);
+    await tick(); // 11 s old, one log in the window: fine
+    expect(await history(r.id)).toEqual([]);
+    s.clock.advance(10_000);
+    await tick(); // the log left the window: silence
+    const fired = await getRule(r.id);
+    expect(fired.state).toBe('firing');
+    expect((await history(r.id)).map((e) => [e.kind, e.matchedCount])).toEqual([['triggered', 0]]);
+    // Logs of another source do not count; the rule's own do.
+    await send(p.apiKey, 3, 'other');
+    await tick();
+    expect((await getRule(r.id)).state).toBe('firing');
+    for (let i = 0; i < 3; i++) {
+      await send(p.apiKey, 1, 'nightly');
+      await tick();
+      s.clock.advance(5_000);
+    }
+    await tick();
+    expect((await getRule(r.id)).state).toBe('ok');
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['resolved', 'triggered']);
+  });
+
+  it('a new condition or disabling puts a firing rule back to ok without an entry; a changed silence alert waits a window again', async () => {
+    const p = await createProject(s, a, 'Edits');
+    // A short cooldown: a change of condition does not lift the cooldown of the last entry.
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '10s' }, { cooldown: '5s' });
+    await send(p.apiKey, 1);
+    expect((await getRule(r.id)).state).toBe('firing');
+    const res = await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { condition: { level: 'error', threshold: 1, window: '10s', comparison: 'below' } } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ state: 'ok', condition: { comparison: 'below' } });
+    expect(Date.parse(res.body.stateSince)).toBeGreaterThan(0);
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered']);
+    // 11 s on, the log has left the window (below holds) and the change is a window old: it fires.
+    s.clock.advance(5_000);
+    await tick();
+    expect(await history(r.id)).toHaveLength(1);
+    s.clock.advance(6_000);
+    await tick();
+    expect((await history(r.id)).map((e) => [e.kind, e.matchedCount])).toEqual([['triggered', 0], ['triggered', 1]]);
+    expect((await getRule(r.id)).state).toBe('firing');
+    // Disabling puts it back to ok, without an entry; enabled again, its first window starts over.
+    expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { enabled: false } })).body.state).toBe('ok');
+    expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { enabled: true } })).body.state).toBe('ok');
+    await tick();
+    s.clock.advance(5_000);
+    await tick();
+    expect(await history(r.id)).toHaveLength(2);
+    expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { condition: { level: 'error', threshold: 1, window: '10s', comparison: 'sideways' } } })).status).toBe(400);
+  });
+
+  it('muted: entries are written, every delivery is skipped as "muted"; mutedUntil in the past or null is not muted', async () => {
+    const p = await createProject(s, a, 'Muted');
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '10s' }, { cooldown: '0s' });
+    const until = new Date(s.clock.now() + 3_600_000).toISOString();
+    const put = await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { mutedUntil: until } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.mutedUntil).toBe(until);
+    await send(p.apiKey, 1);
+    const [entry] = await history(r.id);
+    expect(entry.deliveries).toEqual([{ channel: 'email', status: 'skipped', error: 'muted' }]);
+    for (const bad of ['tomorrow', '2026-13-45T00:00:00Z', 12]) {
+      const res = await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { mutedUntil: bad } });
+      expect(res.status, String(bad)).toBe(400);
+    }
+    expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { mutedUntil: null } })).body.mutedUntil).toBeNull();
+    s.clock.advance(1000);
+    await send(p.apiKey, 1);
+    await settled(r.id);
+    expect((await history(r.id))[0].deliveries).toEqual([{ channel: 'email', status: 'sent' }]);
+  });
+
+  // Several nodes share PostgreSQL only (a SQLite file has one server).
+  if (engine === 'postgres') describe('two nodes', () => {
+    let b: TestServer;
+    beforeAll(async () => {
+      b = await startServer(engine, { shareWith: s, env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin, ALERT_CLOCK_INTERVAL: '10s' } });
+    });
+    afterAll(async () => {
+      await b?.close();
+    });
+
+    it('evaluating on both at once, each transition is written once', async () => {
+      const p = await createProject(s, a, 'Cluster');
+      const quiet = await create(p.id, { level: 'error', threshold: 1, window: '10s', source: 'cron', comparison: 'below' });
+      const loud = await create(p.id, { level: 'error', threshold: 2, window: '10s', source: 'api' });
+      // The same logs reach both nodes at once: one triggered entry.
+      const stamp = () => new Date(s.clock.now()).toISOString();
+      const [x, y] = await Promise.all([
+        ingest(s, p.apiKey, [{ level: 'error', source: 'api', message: 'a', timestamp: stamp() }, { level: 'error', source: 'api', message: 'b', timestamp: stamp() }]),
+        ingest(b, p.apiKey, [{ level: 'error', source: 'api', message: 'c', timestamp: stamp() }, { level: 'error', source: 'api', message: 'd', timestamp: stamp() }]),
+      ]);
+      expect([x.status, y.status]).toEqual([202, 202]);
+      await Promise.all([s.app.services.alertsCaughtUp(), b.app.services.alertsCaughtUp()]);
+      const both = () => Promise.all([tick(), b.app.services.alerts.tick(), tick(), b.app.services.alerts.tick()]);
+      s.clock.advance(11_000);
+      await both(); // the silence alert fires; the loud one starts its quiet window
+      s.clock.advance(11_000);
+      await both(); // the loud one resolves
+      await both();
+      expect((await history(quiet.id)).map((e) => e.kind)).toEqual(['triggered']);
+      expect((await history(loud.id)).map((e) => e.kind)).toEqual(['resolved', 'triggered']);
+      expect((await getRule(loud.id)).state).toBe('ok');
+      expect((await getRule(quiet.id)).state).toBe('firing');
+    });
+  });
+});
+
+describe('alert state on the server clock', () => {
+  let s: TestServer;
+  let a: Account;
+  beforeAll(async () => {
+    s = await startServer('sqlite', { env: { ALERT_CLOCK_INTERVAL: '1s' } });
+    a = await signup(s);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('a rule resolves without any ingest: the server evaluates on its own clock', async () => {
+    const p = await createProject(s, a, 'Clock');
+    const r = (await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: p.id, name: 'Short', condition: { level: 'error', threshold: 1, window: '2s' }, channels: ['email'] } })).body;
+    expect((await ingest(s, p.apiKey, [{ level: 'error', message: 'boom' }])).status).toBe(202);
+    await s.app.services.alertsCaughtUp();
+    expect((await s.request('GET', `/v1/alerts/${r.id}`, { token: a.accessToken })).body.state).toBe('firing');
+    // Out of the window after 2 s, then false for a whole window (2 s), seen by a tick each second.
+    const resolved = await waitFor(async () => {
+      const rule = (await s.request('GET', `/v1/alerts/${r.id}`, { token: a.accessToken })).body;
+      return rule.state === 'ok' ? rule : undefined;
+    }, 9000);
+    expect(resolved.stateSince).not.toBeNull();
+    const kinds = (await s.request('GET', `/v1/alerts/${r.id}/history`, { token: a.accessToken })).body.data.map((e: { kind: string }) => e.kind);
+    expect(kinds).toEqual(['resolved', 'triggered']);
+  });
+});
