@@ -10,7 +10,7 @@ import { AppError } from './errors.js';
 import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
 import { ingestRoutes, logQueryRoutes, otlpRoutes } from './features/logs/routes.js';
-import { alertRoutes, pushRoutes } from './features/alerts/routes.js';
+import { alertRoutes, destinationRoutes, pushRoutes } from './features/alerts/routes.js';
 import { clientErrorHandler, errorResponses, installErrorHandling, newRequestId, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { bearerToken } from './http/auth.js';
@@ -153,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(logQueryRoutes(services), { prefix: '/v1' });
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });
+  await app.register(destinationRoutes(services), { prefix: '/v1' });
   await app.register(consoleRoutes({ dir: deps.consoleDir }));
 
   let timer: NodeJS.Timeout | undefined;

@@ -67,6 +67,8 @@ export interface Config {
   readonly vapidSubject: string;
   /** Origins (`https://host`) or host patterns (`https://*.push.apple.com`) push endpoints may have. */
   readonly pushAllowedOrigins: readonly string[];
+  /** Origins webhook and Slack destinations may use without the private-network checks (http included). */
+  readonly webhookAllowedOrigins: readonly string[];
   readonly deliveryMaxAttempts: number;
   readonly deliveryRetryBaseMs: number;
 }
@@ -155,6 +157,14 @@ export function loadConfig(env: Env = process.env): Config {
     return raw;
   }
 
+  function webhookOrigins(): string[] {
+    const raw = value('WEBHOOK_ALLOWED_ORIGINS');
+    if (raw === undefined) return [];
+    const list = raw.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+    for (const o of list) if (!/^https?:\/\/[a-z0-9.-]+(:\d+)?$/i.test(o) && !/^https?:\/\/\[[0-9a-f:.]+\](:\d+)?$/i.test(o)) problems.push(`WEBHOOK_ALLOWED_ORIGINS: "${o}" is not an origin such as http://127.0.0.1:8080 or https://hooks.internal`);
+    return list;
+  }
+
   function origins(): string[] {
     const raw = value('PUSH_ALLOWED_ORIGINS');
     if (raw === undefined) return DEFAULT_PUSH_ORIGINS;
@@ -234,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     vapidPrivateKey: value('VAPID_PRIVATE_KEY'),
     vapidSubject: vapidSubject(),
     pushAllowedOrigins: origins(),
+    webhookAllowedOrigins: webhookOrigins(),
     deliveryMaxAttempts: integer('DELIVERY_MAX_ATTEMPTS', 5, 1, 100),
     deliveryRetryBaseMs: duration('DELIVERY_RETRY_BASE', '2s', 1_000, 3_600_000),
   };

@@ -1,4 +1,4 @@
-import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
@@ -33,7 +33,7 @@ export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir' | 
 }
 
 /** Purpose-bound 256-bit subkeys, so the JWT key and the API-key encryption key never coincide. */
-export type KeyPurpose = 'jwt-signing' | 'api-key-encryption';
+export type KeyPurpose = 'jwt-signing' | 'api-key-encryption' | 'webhook-secret-encryption';
 
 export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'loglane', `loglane:${purpose}:v1`, 32));
@@ -48,3 +48,27 @@ export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+
+/**
+ * AES-256-GCM with a random 96-bit nonce; `owner` (the id of the row it belongs to) is the
+ * associated data, so a ciphertext copied onto another row does not open.
+ * Stored form: `v1.<nonce>.<ciphertext>.<tag>`, each part base64url.
+ */
+export function seal(key: Buffer, owner: string, text: string): string {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(Buffer.from(owner));
+  const ciphertext = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  return ['v1', nonce, ciphertext, cipher.getAuthTag()].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+}
+
+/** What seal() sealed; throws when the ciphertext was made with another key or for another owner. */
+export function unseal(key: Buffer, owner: string, stored: string): string {
+  const [version, nonce, ciphertext, tag] = stored.split('.');
+  if (version !== 'v1' || !nonce || !ciphertext || !tag) throw new Error('unknown ciphertext format');
+  // A pinned 16-byte tag: Node would otherwise accept a truncated one.
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'), { authTagLength: 16 });
+  decipher.setAAD(Buffer.from(owner));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+}

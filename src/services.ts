@@ -6,6 +6,10 @@ import { createAccessTokens } from './features/accounts/tokens.js';
 import { liveSessions } from './features/accounts/sessions.js';
 import { EvaluationQueue } from './features/alerts/evaluation-queue.js';
 import { createAlertsService } from './features/alerts/service.js';
+import { createChannels } from './features/notifications/channels.js';
+import { compilePattern } from './features/logs/filter.js';
+import { parseQuery } from './features/logs/query/index.js';
+import { createDestinationsService } from './features/notifications/destinations.js';
 import { createIndexBuilder } from './features/logs/blocks/builder.js';
 import { createCommitFanOut } from './features/logs/commits.js';
 import { createIngest } from './features/logs/ingest.js';
@@ -81,7 +85,9 @@ export function createServices(deps: { config: Config; database: Database; secre
     }));
   const metrics = createMetrics({ queuedLogs: () => logs.queue.queuedLogs, openTails: () => logs.openTails() });
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
-  const outbox = createOutbox({ db, config, now, log, mailer, vapid, onFinished: (channel, status) => metrics.deliveries.inc({ channel, status }) });
+  const destinations = createDestinationsService({ db, now, encryptionKey: deriveKey(secretKey, 'webhook-secret-encryption'), config, projects });
+  const channels = createChannels({ db, config, mailer, vapid, destinations, now });
+  const outbox = createOutbox({ db, config, now, log, mailer, channels, onFinished: (channel, status) => metrics.deliveries.inc({ channel, status }) });
   const alerts = createAlertsService({
     db,
     now,
@@ -92,6 +98,11 @@ export function createServices(deps: { config: Config; database: Database; secre
       outbox.kick();
     },
     addCounts: logs.addAlertCounts,
+    channels,
+    sampleOf: async (userId, rule, from, to) => {
+      const filter = { from, to, levels: [rule.level], source: rule.source ?? undefined, pattern: rule.pattern === null ? undefined : compilePattern(rule.pattern), query: rule.query === null ? undefined : parseQuery(rule.query) };
+      return (await logs.search(userId, rule.project_id, filter, 5, undefined)).data;
+    },
   });
   const push = createPushService({ db, config, now, vapid });
 
@@ -117,6 +128,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     projects,
     logs,
     alerts,
+    destinations,
     push,
     outbox,
     metrics,

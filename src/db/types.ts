@@ -134,6 +134,18 @@ export interface LogBlockBloomsTable {
   bits: Buffer;
 }
 
+export interface AlertDestinationsTable {
+  id: string;
+  project_id: string;
+  /** `webhook` or `slack`. */
+  type: string;
+  name: string;
+  url: string;
+  /** A webhook's signing secret, sealed (secrets.ts seal, owner = id); null for Slack. */
+  secret_sealed: string | null;
+  created_at: number;
+}
+
 export interface AlertCountsTable {
   rule_id: string;
   bucket: number;
@@ -203,6 +215,7 @@ export interface DatabaseSchema {
   log_blocks: LogBlocksTable;
   log_block_blooms: LogBlockBloomsTable;
   alert_rules: AlertRulesTable;
+  alert_destinations: AlertDestinationsTable;
   alert_counts: AlertCountsTable;
   alert_history: AlertHistoryTable;
   alert_deliveries: AlertDeliveriesTable;

@@ -5,6 +5,7 @@ import { bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, ListOf } from '../../http/schemas.js';
 import type { PushService } from '../notifications/push-service.js';
+import type { DestinationsService } from '../notifications/destinations.js';
 import type { AlertsService } from './service.js';
 import * as S from './schemas.js';
 
@@ -58,6 +59,44 @@ export function alertRoutes(deps: { alerts: AlertsService; requireUser: preHandl
         response: { 200: S.HistoryResponse, ...errorResponses(400, 401, 404) },
       },
     }, async (req) => alerts.history(req.userId, req.params.id, req.query.limit, req.query.cursor));
+
+    r.post('/alerts/:id/test', {
+      schema: {
+        ...common, operationId: 'testAlert', summary: 'Send a test notification on each of the rule\'s channels now',
+        description: 'One attempt per destination, mute ignored, with the count and sample of the current window; no history entry is written. At most 10 tests a minute per account (429 with Retry-After past that).',
+        params: IdParams,
+        response: { 200: S.TestResponse, ...errorResponses(401, 404, 429) },
+      },
+    }, async (req) => alerts.test(req.userId, req.params.id));
+  };
+}
+
+export function destinationRoutes(deps: { destinations: DestinationsService; requireUser: preHandlerAsyncHookHandler }) {
+  const { destinations, requireUser } = deps;
+  return async function (app: FastifyInstance) {
+    const r = app.withTypeProvider<TypeBoxTypeProvider>();
+    r.addHook('preHandler', requireUser);
+    const common = { tags: ['Alerts'], security: bearerSecurity };
+
+    r.post('/projects/:id/destinations', {
+      schema: {
+        ...common, operationId: 'createDestination', summary: 'Add a webhook or Slack destination to a project',
+        description: 'A rule whose channels name `webhook` or `slack` notifies every destination of that type in its project. A webhook\'s signing secret is in this answer only. The URL must be https and not point at localhost or a private, loopback or link-local address.',
+        params: IdParams, body: S.DestinationBody,
+        response: { 201: S.Destination, ...errorResponses(400, 401, 404, 413, 415) },
+      },
+    }, async (req, reply) => reply.status(201).send(await destinations.create(req.userId, req.params.id, req.body)));
+
+    r.get('/projects/:id/destinations', {
+      schema: { ...common, operationId: 'listDestinations', summary: 'A project\'s destinations (without secrets)', params: IdParams, response: { 200: ListOf(S.Destination), ...errorResponses(401, 404) } },
+    }, async (req) => ({ data: await destinations.list(req.userId, req.params.id) }));
+
+    r.delete('/projects/:id/destinations/:destId', {
+      schema: { ...common, operationId: 'deleteDestination', summary: 'Remove a destination', params: S.DestinationParams, response: { 204: NoBody, ...errorResponses(401, 404) } },
+    }, async (req, reply) => {
+      await destinations.remove(req.userId, req.params.id, req.params.destId);
+      return reply.status(204).send(null);
+    });
   };
 }
 

@@ -7,7 +7,7 @@ import { SLICE_MS } from '../logs/regex-runner.js';
 import { levelIndex, LEVELS, levelName } from '../logs/levels.js';
 import type { AlertRulesTable } from '../../db/types.js';
 
-export const CHANNELS = ['email', 'push'] as const;
+export const CHANNELS = ['email', 'push', 'webhook', 'slack'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 const DURATION_TEXT = /^[0-9]+(s|m|h|d)$/;
@@ -72,7 +72,7 @@ export function parseCooldown(text: string | undefined): number {
 /** A set: duplicates collapse, order is the canonical one. */
 export function parseChannels(channels: string[]): Channel[] {
   const set = new Set(channels);
-  if (set.size === 0) throw validationError('/channels', 'must name at least one channel: email, push');
+  if (set.size === 0) throw validationError('/channels', `must name at least one channel: ${CHANNELS.join(', ')}`);
   return CHANNELS.filter((c) => set.has(c));
 }
 

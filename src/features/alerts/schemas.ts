@@ -19,7 +19,7 @@ export const ConditionBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Channels = Type.Array(Type.String({ enum: [...CHANNELS] }), { minItems: 1, maxItems: 10, description: 'A non-empty set of email, push' });
+const Channels = Type.Array(Type.String({ enum: [...CHANNELS] }), { minItems: 1, maxItems: 10, description: 'A non-empty set of email, push, webhook, slack (webhook and slack: every destination of that type in the project)' });
 const Name = Text(1, 200, 'Alert name');
 const Cooldown = Duration('Minimum time between firings, 0s to 7d; default 15m');
 
@@ -106,3 +106,35 @@ export const PushSubscriptionBody = Type.Object(
 );
 
 export const PushSubscription = Type.Object({ id: Type.String({ pattern: '^psub_' }), endpoint: Type.String(), createdAt: Timestamp }, { additionalProperties: false });
+
+export const TestResponse = Type.Object(
+  {
+    deliveries: Type.Array(
+      Type.Object({ channel: Type.String({ enum: [...CHANNELS] }), status: Type.String({ enum: ['sent', 'failed', 'skipped'] }), error: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const DestinationBody = Type.Object(
+  {
+    type: Type.String({ enum: ['webhook', 'slack'] }),
+    name: Type.Optional(Type.String({ maxLength: 100 })),
+    url: Type.String({ minLength: 1, maxLength: 2000, description: 'https; not localhost or a private, loopback or link-local address (WEBHOOK_ALLOWED_ORIGINS lifts this)' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Destination = Type.Object(
+  {
+    id: Type.String({ pattern: '^dst_' }),
+    type: Type.String({ enum: ['webhook', 'slack'] }),
+    name: Type.String(),
+    url: Type.String(),
+    createdAt: Timestamp,
+    secret: Type.Optional(Type.String({ description: 'A webhook\'s signing secret (whsec_…): in the answer to its creation only' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DestinationParams = Type.Object({ id: Type.String({ maxLength: 100 }), destId: Type.String({ maxLength: 100 }) });

@@ -14,6 +14,8 @@ import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import { findOwnedProject } from '../projects/repository.js';
 import * as repo from './repository.js';
+import type { Channels } from '../notifications/channels.js';
+import type { FiringContext } from '../notifications/repository.js';
 import { bucketSize, matchRules, parseChannels, parseRuleQuery, parseCondition, parseCooldown, presentRule, type AlertRule, type ConditionInput, type Matcher } from './rules.js';
 
 export interface CreateRuleInput {
@@ -57,6 +59,8 @@ export const EVALUATION_SLICE_MS = 250;
 /** A log still undecided after this many rounds in which its project's rules stalled (see carryOver) is given up (logged). */
 export const MAX_EVALUATION_ROUNDS = 5;
 const SAMPLE_SIZE = 5;
+/** Test notifications an account may send a minute (each reaches every destination of its channels). */
+export const TESTS_PER_MINUTE = 10;
 
 /** `mutedUntil` as stored: epoch ms, or null. */
 function parseMutedUntil(text: string | null): number | null {
@@ -84,6 +88,10 @@ export function createAlertsService(deps: {
   onFired: () => void;
   /** Adds matches and reads back counters in one go; by default two statements on `db`. */
   addCounts?: (counts: AlertCount[], ruleIds: string[], from: number) => Promise<AlertCountRow[]>;
+  /** The channels' senders, for the test endpoint (the outbox sends everything else). */
+  channels?: Channels;
+  /** A few of the newest logs a rule counts in [from, to], for a test notification. */
+  sampleOf?: (userId: string, rule: repo.RuleRow, from: number, to: number) => Promise<LogRowStored[]>;
 }) {
   const { db, now, log, onFired } = deps;
   const addCounts =
@@ -92,6 +100,8 @@ export function createAlertsService(deps: {
       await repo.addCounts(db, counts);
       return repo.countsSince(db, ruleIds, from);
     });
+  /** Per account, when its recent tests were sent (at most TESTS_PER_MINUTE a minute). */
+  const tests = new Map<string, number[]>();
   const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern or query cannot run; the rule counts nothing until it is changed'));
   /** Logs carried over to a later round at least once (the entries go with the logs). */
   const carried = new WeakSet<LogRowStored>();
@@ -399,6 +409,70 @@ export function createAlertsService(deps: {
           await record(row, 'triggered', count, []);
         }
       }
+    },
+
+    /**
+     * Sends a test notification on each of the rule's channels now: one attempt per destination,
+     * mute ignored, with the count and sample of the current window; no history entry. At most
+     * TESTS_PER_MINUTE a minute per account on this node.
+     */
+    async test(userId: string, id: string): Promise<{ deliveries: { channel: string; status: 'sent' | 'failed' | 'skipped'; error?: string }[] }> {
+      const row = await owned(userId, id);
+      const t = now();
+      const recent = (tests.get(userId) ?? []).filter((at) => at > t - 60_000);
+      if (recent.length >= TESTS_PER_MINUTE) {
+        throw new AppError('RATE_LIMITED', `At most ${TESTS_PER_MINUTE} test notifications a minute; try again shortly.`, { retryAfter: Math.max(1, Math.ceil((recent[0]! + 60_000 - t) / 1000)) });
+      }
+      recent.push(t);
+      if (tests.size > 10_000) tests.clear();
+      tests.set(userId, recent);
+      const windowMs = Number(row.window_ms);
+      const from = windowFrom(windowMs, t);
+      const count = windowTotals(await repo.countsSince(db, [row.id], from), new Map([[row.id, from]])).get(row.id) ?? 0;
+      const sample = deps.sampleOf ? await deps.sampleOf(userId, row, t - windowMs, t) : [];
+      const owner = await db
+        .selectFrom('projects')
+        .innerJoin('users', 'users.id', 'projects.user_id')
+        .select(['projects.name as projectName', 'users.id as userId', 'users.email as ownerEmail'])
+        .where('projects.id', '=', row.project_id)
+        .executeTakeFirstOrThrow();
+      const ctx: FiringContext = {
+        historyId: null,
+        kind: 'test',
+        triggeredAt: t,
+        matchedCount: count,
+        threshold: row.threshold,
+        windowMs,
+        sample: JSON.stringify(sample.slice(0, SAMPLE_SIZE).map(presentLog)),
+        ruleState: row.state,
+        ruleId: row.id,
+        ruleName: row.name,
+        comparison: row.comparison,
+        level: row.level,
+        source: row.source,
+        pattern: row.pattern,
+        query: row.query,
+        projectId: row.project_id,
+        ...owner,
+      };
+      const deliveries = await Promise.all(
+        row.channels
+          .split(',')
+          .filter(Boolean)
+          .map(async (channel) => {
+            const send = deps.channels?.of(channel);
+            let outcome: { status: string; error?: string };
+            try {
+              outcome = send ? await send(ctx, null) : { status: 'skipped', error: `unknown channel ${channel}` };
+            } catch (err) {
+              outcome = { status: 'failed', error: err instanceof Error ? err.message : String(err) };
+            }
+            // One attempt: what would be retried is a failure here.
+            const status = outcome.status === 'retry' ? 'failed' : (outcome.status as 'sent' | 'failed' | 'skipped');
+            return { channel, status, ...(outcome.error ? { error: outcome.error } : {}) };
+          }),
+      );
+      return { deliveries };
     },
 
     /** Whether a project has no enabled rule, as far as this node knows right now (no database read). */

@@ -2,7 +2,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import { formatDuration } from '../../duration.js';
 import { levelName } from '../logs/levels.js';
 import type { Log } from '../logs/present.js';
-import type { FiringContext } from '../alerts/repository.js';
+import type { FiringContext } from './repository.js';
 import { isValidEmail } from '../accounts/email-address.js';
 
 /** One line, no control characters, bounded: user text that goes into a header. */
@@ -29,7 +29,7 @@ export function alertEmail(ctx: FiringContext, publicUrl: string): AlertMessage 
   const when = new Date(Number(ctx.triggeredAt)).toISOString();
   const resolved = ctx.kind === 'resolved';
   const silence = ctx.comparison === 'below';
-  const what = resolved ? 'resolved' : 'fired';
+  const what = resolved ? 'resolved' : ctx.kind === 'test' ? 'sent a test notification' : 'fired';
   const lines = sample.map((l) => `${l.timestamp} ${l.level.toUpperCase()}${l.source ? ` [${l.source}]` : ''} ${l.message.slice(0, 500)}`);
   const text = [
     `Alert "${headerSafe(ctx.ruleName, 200)}" ${what} on project "${headerSafe(ctx.projectName, 200)}" at ${when}.`,

@@ -1,6 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { sha256Hex } from '../../secrets.js';
+import { seal, sha256Hex, unseal } from '../../secrets.js';
 
 /**
  * Project API keys: `llk_` + 32 base62 characters of randomness (190 bits) + 6 base62 characters
@@ -54,26 +54,12 @@ export function maskApiKey(key: string): string {
   return `${key.slice(0, 8)}…${key.slice(-4)}`;
 }
 
-/**
- * AES-256-GCM with a random 96-bit nonce; the project id is the associated data, so a
- * ciphertext copied onto another project's row does not decrypt.
- * Stored form: `v1.<nonce>.<ciphertext>.<tag>`, each part base64url.
- */
+/** The API key sealed with the project id as associated data (secrets.ts seal): a copy on another project's row does not open. */
 export function encryptApiKey(encryptionKey: Buffer, projectId: string, apiKey: string): string {
-  const nonce = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', encryptionKey, nonce);
-  cipher.setAAD(Buffer.from(projectId));
-  const ciphertext = Buffer.concat([cipher.update(apiKey, 'utf8'), cipher.final()]);
-  return ['v1', nonce, ciphertext, cipher.getAuthTag()].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+  return seal(encryptionKey, projectId, apiKey);
 }
 
 /** Throws when the ciphertext was made with another key or for another project. */
 export function decryptApiKey(encryptionKey: Buffer, projectId: string, stored: string): string {
-  const [version, nonce, ciphertext, tag] = stored.split('.');
-  if (version !== 'v1' || !nonce || !ciphertext || !tag) throw new Error('unknown API key ciphertext format');
-  // A pinned 16-byte tag: Node would otherwise accept a truncated one.
-  const decipher = createDecipheriv('aes-256-gcm', encryptionKey, Buffer.from(nonce, 'base64url'), { authTagLength: 16 });
-  decipher.setAAD(Buffer.from(projectId));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  return unseal(encryptionKey, projectId, stored);
 }

@@ -1,0 +1,210 @@
+/**
+ * The alert channels, by name: what one attempt at a delivery on each does. The outbox looks a
+ * delivery's channel up here; the test endpoint calls the same senders once, with no state.
+ *
+ * A sender answers an Outcome: `sent`, `skipped` (with why), `failed` (with the error) or `retry`
+ * (try again later; `state` remembers what this attempt already reached, so a retry sends only to
+ * the rest).
+ */
+import { createHmac } from 'node:crypto';
+import webpush from 'web-push';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/types.js';
+import { formatDuration } from '../../duration.js';
+import { levelName } from '../logs/levels.js';
+import type { Log } from '../logs/present.js';
+import type { DestinationsService, DestinationType } from './destinations.js';
+import { alertEmail, headerSafe, type Mailer } from './email.js';
+import { postJson, RefusedError } from './outbound.js';
+import { isAllowedPushEndpoint } from './push-origins.js';
+import type { FiringContext } from './repository.js';
+import type { VapidKeys } from './vapid.js';
+
+/** What one attempt at a delivery came to. `retry` keeps it pending for another attempt. */
+export type Outcome = { status: 'sent' | 'skipped' | 'failed' | 'retry'; error?: string; state?: string | null };
+
+export type Sender = (ctx: FiringContext, state: string | null) => Promise<Outcome>;
+
+/**
+ * One Web Push message: encrypted (aes128gcm, RFC 8291) and signed (VAPID, RFC 8292) by the
+ * web-push package, sent with fetch without following redirects, so the request goes to the
+ * checked endpoint and nowhere else.
+ */
+async function sendWebPush(subscription: webpush.PushSubscription, payload: string, vapid: { subject: string; publicKey: string; privateKey: string }): Promise<void> {
+  const request = webpush.generateRequestDetails(subscription, payload, { vapidDetails: vapid, TTL: 3600, urgency: 'high' });
+  const res = await fetch(request.endpoint, {
+    method: request.method,
+    headers: request.headers as Record<string, string>,
+    body: request.body ?? undefined,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
+  });
+  await res.arrayBuffer().catch(() => undefined);
+  if (res.status < 200 || res.status > 299) throw Object.assign(new Error(`push service answered ${res.status}`), { statusCode: res.status });
+}
+
+/** `Loglane-Signature` of a body: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with the secret as shown (UTF-8). */
+export function signature(secret: string, body: string, unixSeconds: number): string {
+  const v1 = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${unixSeconds}.${body}`).digest('hex');
+  return `t=${unixSeconds},v1=${v1}`;
+}
+
+const eventType = (kind: string) => (kind === 'resolved' ? 'alert.resolved' : kind === 'test' ? 'alert.test' : 'alert.triggered');
+
+/** A rule's condition as the API shows it. */
+function conditionOf(ctx: FiringContext) {
+  return {
+    level: levelName(Number(ctx.level)),
+    threshold: ctx.threshold,
+    window: formatDuration(Number(ctx.windowMs)),
+    ...(ctx.source !== null ? { source: ctx.source } : {}),
+    ...(ctx.pattern !== null ? { pattern: ctx.pattern } : {}),
+    ...(ctx.query !== null ? { query: ctx.query } : {}),
+    comparison: ctx.comparison,
+  };
+}
+
+/** A webhook's body (CONTRACT): the event, the rule, its state after it, the count and sample, a link. */
+export function webhookBody(ctx: FiringContext, publicUrl: string): string {
+  return JSON.stringify({
+    type: eventType(ctx.kind),
+    alert: { id: ctx.ruleId, name: ctx.ruleName, projectId: ctx.projectId, condition: conditionOf(ctx) },
+    state: ctx.ruleState,
+    matchedCount: ctx.matchedCount,
+    threshold: ctx.threshold,
+    window: formatDuration(Number(ctx.windowMs)),
+    at: new Date(Number(ctx.triggeredAt)).toISOString(),
+    sample: JSON.parse(ctx.sample) as Log[],
+    url: `${publicUrl}/alerts/${ctx.ruleId}`,
+  });
+}
+
+/** Slack's mrkdwn takes &, < and > as markup. */
+const slackText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** A Slack incoming-webhook message: a plain `text` (notifications, old clients) and Block Kit blocks. */
+export function slackBody(ctx: FiringContext, publicUrl: string): string {
+  const what = ctx.kind === 'resolved' ? 'resolved' : ctx.kind === 'test' ? 'test notification' : 'fired';
+  const icon = ctx.kind === 'resolved' ? ':white_check_mark:' : ctx.kind === 'test' ? ':test_tube:' : ':rotating_light:';
+  const level = levelName(Number(ctx.level));
+  const window = formatDuration(Number(ctx.windowMs));
+  const title = headerSafe(`${ctx.ruleName} ${what}`, 140);
+  const summary = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''} within ${window} in ${headerSafe(ctx.projectName, 100)} (${ctx.comparison === 'below' ? 'fires below' : 'threshold'} ${ctx.threshold})`;
+  const sample = (JSON.parse(ctx.sample) as Log[]).map((l) => `${l.timestamp} ${l.level.toUpperCase()} ${l.message.slice(0, 200)}`);
+  const url = `${publicUrl}/alerts/${ctx.ruleId}`;
+  const blocks: unknown[] = [
+    { type: 'header', text: { type: 'plain_text', text: `${title}`.slice(0, 150) } },
+    { type: 'section', text: { type: 'mrkdwn', text: `${icon} ${slackText(summary)}` } },
+  ];
+  if (sample.length > 0) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `\`\`\`${slackText(sample.join('\n')).slice(0, 2900)}\`\`\`` } });
+  blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Loglane' }, url }] });
+  return JSON.stringify({ text: `${title}: ${summary}`, blocks });
+}
+
+interface TargetsState {
+  /** Destinations (or push subscriptions) reached. */
+  done: string[];
+  /** Destinations that failed for good (refused, redirected, 4xx), with why. */
+  failed?: Record<string, string>;
+}
+
+export function createChannels(deps: { db: Db; config: Config; mailer: Mailer | undefined; vapid: () => Promise<VapidKeys>; destinations: Pick<DestinationsService, 'targets'>; now: () => number }) {
+  const { db, config, mailer, destinations, now } = deps;
+
+  const email: Sender = async (ctx) => {
+    if (!mailer) return { status: 'skipped', error: 'email is not configured on this server (SMTP_URL)' };
+    await mailer.send(ctx.ownerEmail, alertEmail(ctx, config.publicUrl));
+    return { status: 'sent' };
+  };
+
+  const push: Sender = async (ctx, state) => {
+    const subs = await db.selectFrom('push_subscriptions').selectAll().where('user_id', '=', ctx.userId).execute();
+    // Subscriptions already reached in an earlier attempt are not sent to again.
+    const done = new Set<string>(state ? (JSON.parse(state) as TargetsState).done : []);
+    const todo = subs.filter((s) => !done.has(s.id));
+    if (subs.length === 0) return { status: 'skipped', error: 'no push subscriptions' };
+    const keys = await deps.vapid();
+    const what = ctx.kind === 'resolved' ? 'resolved' : ctx.kind === 'test' ? 'test notification' : 'fired';
+    const payload = JSON.stringify({
+      title: headerSafe(`${ctx.ruleName} ${what}`, 120),
+      body: `${ctx.matchedCount} ${levelName(Number(ctx.level))} logs within ${formatDuration(Number(ctx.windowMs))} in ${headerSafe(ctx.projectName, 100)}`,
+      ruleId: ctx.ruleId,
+      projectId: ctx.projectId,
+      historyId: ctx.historyId,
+      kind: ctx.kind,
+      url: `${config.publicUrl}/projects/${ctx.projectId}/alerts/${ctx.ruleId}`,
+    });
+    const errors: string[] = [];
+    for (const sub of todo) {
+      if (!isAllowedPushEndpoint(sub.endpoint, config.pushAllowedOrigins)) {
+        errors.push('a subscription endpoint is no longer allowed (PUSH_ALLOWED_ORIGINS)');
+        done.add(sub.id);
+        continue;
+      }
+      try {
+        await sendWebPush({ endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } }, payload, { subject: config.vapidSubject, ...keys });
+        done.add(sub.id);
+      } catch (err) {
+        const status = (err as { statusCode?: number }).statusCode;
+        if (status === 404 || status === 410) {
+          // The browser unsubscribed: forget the subscription.
+          await db.deleteFrom('push_subscriptions').where('id', '=', sub.id).execute();
+          done.add(sub.id);
+        } else {
+          errors.push(status ? `push service answered ${status}` : `push failed: ${(err as Error).message}`);
+        }
+      }
+    }
+    const stillTodo = todo.filter((s) => !done.has(s.id)).length;
+    const nextState = JSON.stringify({ done: [...done] });
+    if (stillTodo > 0) return { status: 'retry', error: errors.join('; '), state: nextState };
+    if (errors.length > 0 && done.size === errors.length) return { status: 'failed', error: errors.join('; '), state: nextState };
+    return { status: 'sent', state: nextState };
+  };
+
+  /**
+   * Every destination of the type in the rule's project: `sent` once each answered 2xx; a refused
+   * address, a redirect or a 4xx fails that destination for good; a 5xx, a timeout or a network
+   * error is retried (the others are not sent again). `skipped` when the project has none.
+   */
+  const toDestinations =
+    (type: DestinationType): Sender =>
+    async (ctx, state) => {
+      const targets = await destinations.targets(ctx.projectId, type);
+      if (targets.length === 0) return { status: 'skipped', error: 'no destinations' };
+      const previous: TargetsState = state ? (JSON.parse(state) as TargetsState) : { done: [] };
+      const done = new Set(previous.done);
+      const failed: Record<string, string> = { ...previous.failed };
+      const retryable: string[] = [];
+      // Side by side: one slow destination (5 s at most) does not hold up the others.
+      await Promise.all(
+        targets.map(async (target) => {
+          if (done.has(target.id) || failed[target.id] !== undefined) return;
+          const body = type === 'webhook' ? webhookBody(ctx, config.publicUrl) : slackBody(ctx, config.publicUrl);
+          const headers: Record<string, string> = type === 'webhook' && target.secret !== null ? { 'loglane-signature': signature(target.secret, body, Math.floor(now() / 1000)) } : {};
+          try {
+            const { status } = await postJson(target.url, body, headers, config.webhookAllowedOrigins);
+            if (status >= 200 && status <= 299) done.add(target.id);
+            else if (status >= 500 || status === 429 || status === 408) retryable.push(`${target.name}: answered ${status}`);
+            else failed[target.id] = `${target.name}: answered ${status}${status >= 300 && status <= 399 ? ' (redirects are not followed)' : ''}`;
+          } catch (err) {
+            if (err instanceof RefusedError) failed[target.id] = `${target.name}: refused: ${err.message}`;
+            else retryable.push(`${target.name}: ${(err as Error).message}`);
+          }
+        }),
+      );
+      const nextState = JSON.stringify({ done: [...done], failed });
+      const errors = [...Object.values(failed), ...retryable].join('; ');
+      if (retryable.length > 0) return { status: 'retry', error: errors, state: nextState };
+      if (Object.keys(failed).length > 0) return { status: 'failed', error: errors, state: nextState };
+      return { status: 'sent', state: nextState };
+    };
+
+  const registry: Record<string, Sender> = { email, push, webhook: toDestinations('webhook'), slack: toDestinations('slack') };
+  return {
+    /** The sender of a channel, or undefined for a name no channel has. */
+    of: (channel: string): Sender | undefined => registry[channel],
+  };
+}
+
+export type Channels = ReturnType<typeof createChannels>;
