@@ -216,6 +216,31 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
     expect((await history(r.id))[0].deliveries).toEqual([{ channel: 'email', status: 'sent' }]);
   });
 
+  it('the clock reads the rules a page at a time and reaches every one (520 silence alerts)', async () => {
+    const p = await createProject(s, a, 'Many');
+    const ids: string[] = [];
+    for (let i = 0; i < 520; i += 20) {
+      const made = await Promise.all(
+        Array.from({ length: 20 }, (_, k) =>
+          s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: p.id, name: `quiet ${i + k}`, condition: { level: 'info', threshold: 1, window: '10s', source: `job-${i + k}`, comparison: 'below' }, channels: ['push'], cooldown: '1h' } }),
+        ),
+      );
+      for (const res of made) {
+        expect(res.status, res.text).toBe(201);
+        ids.push(res.body.id);
+      }
+    }
+    // One of them keeps getting logs: it alone stays ok.
+    s.clock.advance(5_000);
+    await ingest(s, p.apiKey, [{ level: 'info', source: 'job-517', message: 'alive', timestamp: new Date(s.clock.now()).toISOString() }]);
+    await s.app.services.alertsCaughtUp();
+    s.clock.advance(6_000);
+    await tick();
+    const states = await s.database.db.selectFrom('alert_rules').select(['name', 'state']).where('project_id', '=', p.id).execute();
+    expect(states.filter((r) => r.state === 'firing')).toHaveLength(519);
+    expect(states.find((r) => r.name === 'quiet 517')!.state).toBe('ok');
+  });
+
   // Several nodes share PostgreSQL only (a SQLite file has one server).
   if (engine === 'postgres') describe('two nodes', () => {
     let b: TestServer;

@@ -105,13 +105,16 @@ export function claimResolved(db: Executor, ruleId: string, now: number): Promis
     .executeTakeFirst();
 }
 
-/** The rules the clock evaluates: enabled ones that are firing (recovery, reminders) or watch for silence. */
-export function rulesOnClock(db: Executor): Promise<RuleRow[]> {
+/** The rules the clock evaluates, `limit` at a time after `afterId`: enabled ones that are firing (recovery, reminders) or watch for silence. */
+export function rulesOnClock(db: Executor, afterId: string, limit: number): Promise<RuleRow[]> {
   return db
     .selectFrom('alert_rules')
     .selectAll()
     .where('enabled', '=', 1)
     .where((eb) => eb.or([eb('state', '=', 'firing'), eb('comparison', '=', 'below')]))
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
     .execute();
 }
 

@@ -61,6 +61,8 @@ export const MAX_EVALUATION_ROUNDS = 5;
 const SAMPLE_SIZE = 5;
 /** Test notifications an account may send a minute (each reaches every destination of its channels). */
 export const TESTS_PER_MINUTE = 10;
+/** Rules the clock reads (and their counters) per statement. */
+const CLOCK_PAGE = 500;
 
 /** `mutedUntil` as stored: epoch ms, or null. */
 function parseMutedUntil(text: string | null): number | null {
@@ -386,28 +388,29 @@ export function createAlertsService(deps: {
      */
     async tick(): Promise<void> {
       const t = now();
-      const rows = await repo.rulesOnClock(db);
-      if (rows.length === 0) return;
-      const fromOf = new Map(rows.map((r) => [r.id, windowFrom(Number(r.window_ms), t)]));
-      const ids = [...fromOf.keys()];
-      const least = Math.min(...fromOf.values());
-      const buckets: AlertCountRow[] = [];
-      for (let i = 0; i < ids.length; i += 500) buckets.push(...(await repo.countsSince(db, ids.slice(i, i + 500), least)));
-      const totals = windowTotals(buckets, fromOf);
-      for (const row of rows) {
-        const count = totals.get(row.id) ?? 0;
-        const windowMs = Number(row.window_ms);
-        const holds = row.comparison === 'below' ? count < row.threshold : count >= row.threshold;
-        if (row.state === 'firing') {
-          if (holds) {
-            const due = row.last_triggered_at === null || Number(row.last_triggered_at) <= t - Number(row.cooldown_ms);
-            if (due) await record(row, 'triggered', count, []);
-            else if (row.clear_since !== null) await repo.unmarkClear(db, row.id);
-          } else if (row.clear_since === null) await repo.markClear(db, row.id, t);
-          else if (Number(row.clear_since) <= t - windowMs) await record(row, 'resolved', count, []);
-        } else if (holds && row.comparison === 'below' && t - Number(row.condition_at ?? row.created_at) >= windowMs) {
-          await record(row, 'triggered', count, []);
+      // A page of rules at a time: what a round holds stays bounded however many rules there are.
+      for (let after = ''; ; ) {
+        const rows = await repo.rulesOnClock(db, after, CLOCK_PAGE);
+        if (rows.length === 0) return;
+        after = rows[rows.length - 1]!.id;
+        const fromOf = new Map(rows.map((r) => [r.id, windowFrom(Number(r.window_ms), t)]));
+        const totals = windowTotals(await repo.countsSince(db, [...fromOf.keys()], Math.min(...fromOf.values())), fromOf);
+        for (const row of rows) {
+          const count = totals.get(row.id) ?? 0;
+          const windowMs = Number(row.window_ms);
+          const holds = row.comparison === 'below' ? count < row.threshold : count >= row.threshold;
+          if (row.state === 'firing') {
+            if (holds) {
+              const due = row.last_triggered_at === null || Number(row.last_triggered_at) <= t - Number(row.cooldown_ms);
+              if (due) await record(row, 'triggered', count, []);
+              else if (row.clear_since !== null) await repo.unmarkClear(db, row.id);
+            } else if (row.clear_since === null) await repo.markClear(db, row.id, t);
+            else if (Number(row.clear_since) <= t - windowMs) await record(row, 'resolved', count, []);
+          } else if (holds && row.comparison === 'below' && t - Number(row.condition_at ?? row.created_at) >= windowMs) {
+            await record(row, 'triggered', count, []);
+          }
         }
+        if (rows.length < CLOCK_PAGE) return;
       }
     },
 
