@@ -3,8 +3,11 @@
  * server on each engine: the whole journey a new user takes, with screenshots of every screen at
  * 1280 px and 390 px (docs/screenshots, linked from the README).
  */
+import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,12 +44,57 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false> |
   }
 }
 
+interface Hook {
+  path: string;
+  signature: string;
+  raw: string;
+  body: { type?: string; state?: string; alert?: { name?: string }; matchedCount?: number } | null;
+}
+
+/** A webhook receiver on 127.0.0.1, admitted through WEBHOOK_ALLOWED_ORIGINS: it keeps every request. */
+async function startWebhookReceiver() {
+  const got: Hook[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: Hook['body'] = null;
+      try {
+        body = JSON.parse(raw) as Hook['body'];
+      } catch {
+        body = null;
+      }
+      got.push({ path: req.url ?? '', signature: String(req.headers['loglane-signature'] ?? ''), raw, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    got,
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Whether a webhook's Loglane-Signature is the HMAC of `<t>.<raw body>` keyed with `secret` (docs/alerts.md). */
+function signedWith(secret: string, hook: Hook): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(hook.signature);
+  return !!m && createHmac('sha256', secret).update(`${m[1]}.${hook.raw}`).digest('hex') === m[2];
+}
+
 const maybe = runnable ? describeEngines : (name: string) => describe.skip(`${name} (skipped: needs ${CHROMIUM} and a built console; .ci/run installs chromium and npm test builds)`, () => {});
 
 maybe('console journey in chromium', (engine) => {
   let server: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let push: Awaited<ReturnType<typeof startPushReceiver>>;
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -58,11 +106,13 @@ maybe('console journey in chromium', (engine) => {
   beforeAll(async () => {
     smtp = await startSmtpSink();
     push = await startPushReceiver();
+    hooks = await startWebhookReceiver();
     server = await startServer(engine, {
       env: {
         SMTP_URL: smtp.url,
         ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>',
         PUSH_ALLOWED_ORIGINS: push.origin,
+        WEBHOOK_ALLOWED_ORIGINS: hooks.origin,
         DELIVERY_RETRY_BASE: '1s',
         DELIVERY_MAX_ATTEMPTS: '2',
       },
@@ -91,6 +141,7 @@ maybe('console journey in chromium', (engine) => {
     await server?.close();
     await smtp?.close();
     await push?.close();
+    await hooks?.close();
   });
 
   /** Every control on screen has a name a screen reader can announce. */
@@ -413,8 +464,142 @@ maybe('console journey in chromium', (engine) => {
     }, 20_000);
     await page.locator('.history summary').first().click();
     await expect.poll(() => page.locator('.sample').first().innerText()).toContain('card declined');
-    expect(await page.locator('.state').first().innerText()).toMatch(/Fired/);
+    expect(await page.locator('.state').first().innerText()).toBe('Firing');
+    expect(await page.locator('.history-entry .state').first().innerText()).toBe('Triggered');
     await shoot('alert-history');
+
+    // Destinations: a URL on a private address is refused at the field; a webhook to the local
+    // receiver shows its signing secret once; a Slack one is listed, then deleted after a confirmation.
+    await page.goto(`/projects/${projectId}/settings`);
+    const destinations = page.getByRole('region', { name: 'Destinations' });
+    await destinations.getByRole('heading', { name: 'No destinations yet' }).waitFor();
+    await destinations.getByLabel('Name (optional)').fill('on-call');
+    await destinations.getByLabel('URL', { exact: true }).fill('https://10.0.0.5/hook');
+    await destinations.getByRole('button', { name: 'Add destination' }).click();
+    expectedFailures.push(`400 /v1/projects/${projectId}/destinations`);
+    await expect.poll(() => destinations.locator('.field.has-error .field-error').innerText()).not.toBe('');
+    await destinations.getByLabel('URL', { exact: true }).fill(`${hooks.origin}/loglane`);
+    await destinations.getByRole('button', { name: 'Add destination' }).click();
+    const secretDialog = page.getByRole('dialog', { name: 'Webhook signing secret' });
+    const secret = (await secretDialog.getByTestId('webhook-secret').innerText()).trim();
+    expect(secret).toMatch(/^whsec_[\w-]{20,}$/);
+    ISSUED_SECRETS.add(secret);
+    await secretDialog.getByText('it will not be shown again').waitFor();
+    await secretDialog.getByRole('button', { name: 'Copy secret' }).click();
+    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secret);
+    await shoot('destination-secret');
+    await secretDialog.getByRole('button', { name: 'I have copied it' }).click();
+    await destinations.getByLabel('Type').selectOption('slack');
+    await destinations.getByLabel('Name (optional)').fill('team channel');
+    await destinations.getByLabel('URL', { exact: true }).fill('https://hooks.slack.com/services/T0000/B0000/console-test');
+    await destinations.getByRole('button', { name: 'Add destination' }).click();
+    await expect.poll(() => destinations.locator('tbody tr').count()).toBe(2);
+    // Once the dialog is closed, the secret is nowhere: not in the list, nor after a reload.
+    await page.reload();
+    await expect.poll(() => destinations.locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^Webhook\s+on-call\s+http:\/\/127\.0\.0\.1:\d+\/loglane\s/), expect.stringMatching(/^Slack\s+team channel\s+https:\/\/hooks\.slack\.com\//)]);
+    expect(await page.content()).not.toContain(secret);
+    await destinations.scrollIntoViewIfNeeded();
+    await shoot('destinations');
+    await destinations.getByRole('button', { name: 'Delete destination team channel' }).click();
+    await page.getByRole('dialog', { name: 'Delete this destination?' }).getByRole('button', { name: 'Delete destination' }).click();
+    await expect.poll(() => destinations.locator('tbody tr').count()).toBe(1);
+    const listedDestinations = (await server.request('GET', `/v1/projects/${projectId}/destinations`, { token })).body.data as Array<Record<string, unknown>>;
+    expect(listedDestinations.map((d) => [d.type, d.name, 'secret' in d])).toEqual([['webhook', 'on-call', false]]);
+
+    // A rule on the webhook channel with a short window (the form's comparison and channel choices).
+    await page.goto(`/projects/${projectId}/alerts`);
+    await page.getByRole('button', { name: 'New alert' }).click();
+    const form = page.getByRole('dialog', { name: 'New alert rule' });
+    await form.getByLabel('Name', { exact: true }).fill('Checkout errors');
+    await form.getByLabel('Threshold').fill('1');
+    await form.getByLabel('Within').fill('10');
+    await form.getByLabel('Window unit').selectOption('s');
+    await form.getByLabel('Source (optional)').fill('checkout');
+    expect(await form.getByRole('radio', { name: 'At least 1 log' }).isChecked()).toBe(true);
+    await form.getByRole('radio', { name: 'Fewer than 1 log — fires when logs stop' }).check();
+    await form.getByText('A silence alert.').waitFor();
+    await form.getByRole('radio', { name: 'At least 1 log' }).check();
+    await form.getByLabel('Email').uncheck();
+    await form.getByLabel('Webhook').check();
+    await form.getByRole('button', { name: 'Create alert' }).click();
+    const checkoutRow = page.locator('.alerts-table tbody tr', { hasText: 'Checkout errors' });
+    const billingRow = page.locator('.alerts-table tbody tr', { hasText: 'Billing errors' });
+    const badge = (row: typeof checkoutRow) => row.locator('.rule-state .state').first().innerText();
+    await expect.poll(() => badge(checkoutRow)).toBe('OK');
+    expect(await checkoutRow.innerText()).toContain('1 error log from checkout within 10 seconds');
+    expect(await badge(billingRow)).toBe('Firing');
+    const rules = (await server.request('GET', `/v1/alerts?projectId=${projectId}`, { token })).body.data as Array<{ id: string; name: string; channels: string[]; condition: { comparison: string } }>;
+    const checkout = rules.find((r) => r.name === 'Checkout errors')!;
+    const billing = rules.find((r) => r.name === 'Billing errors')!;
+    expect([checkout.channels, checkout.condition.comparison]).toEqual([['webhook'], 'above']);
+
+    // Send test: the outcome per channel on the page, and an alert.test at the receiver.
+    await checkoutRow.getByRole('button', { name: 'Send test for Checkout errors' }).click();
+    await expect.poll(() => page.locator('.test-outcome').innerText()).toContain('Webhook: sent');
+    const tested = hooks.got.find((h) => h.body?.type === 'alert.test');
+    expect(tested?.path).toBe('/loglane');
+    expect(signedWith(secret, tested!)).toBe(true);
+    await page.locator('.test-outcome').getByRole('button', { name: 'Dismiss' }).click();
+
+    // Mute until a chosen time (the browser runs in UTC), unmute, then mute for an hour.
+    const ruleOf = async (id: string) => (await server.request('GET', `/v1/alerts/${id}`, { token })).body as { state: string; mutedUntil: string | null };
+    await billingRow.getByRole('button', { name: 'Mute Billing errors' }).click();
+    await billingRow.getByRole('button', { name: 'Until a time…' }).click();
+    const muteUntil = Math.floor(((await page.evaluate(() => Date.now())) + 2 * 86_400_000) / 60_000) * 60_000;
+    await billingRow.getByLabel('Mute until').fill(new Date(muteUntil).toISOString().slice(0, 16));
+    await shoot('alert-mute');
+    await billingRow.getByRole('button', { name: 'Mute', exact: true }).click();
+    await expect.poll(() => billingRow.locator('.state-muted').innerText().catch(() => '')).toMatch(/^Muted until \d+ \w+( \d{4})?, \d\d:\d\d$/);
+    expect((await ruleOf(billing.id)).mutedUntil).toBe(new Date(muteUntil).toISOString());
+    await billingRow.getByRole('button', { name: 'Mute Billing errors' }).click();
+    await billingRow.getByRole('button', { name: 'Unmute' }).click();
+    await expect.poll(() => billingRow.locator('.state-muted').count()).toBe(0);
+    expect((await ruleOf(billing.id)).mutedUntil).toBeNull();
+    await billingRow.getByRole('button', { name: 'Mute Billing errors' }).click();
+    await billingRow.getByRole('button', { name: 'For 1 hour' }).click();
+    await expect.poll(() => billingRow.locator('.state-muted').innerText().catch(() => '')).toMatch(/^Muted until (\d+ \w+, )?\d\d:\d\d$/);
+    expect(Date.parse((await ruleOf(billing.id)).mutedUntil!)).toBeGreaterThan(Date.now());
+
+    // An error log from checkout fires the rule: Firing on the page, alert.triggered at the receiver.
+    await ingest(apiKey, { level: 'error', source: 'checkout', message: 'checkout failed: card processor timeout' });
+    const triggered = await until('alert.triggered webhook', () => hooks.got.find((h) => h.body?.type === 'alert.triggered'), 20_000);
+    expect(triggered.body).toMatchObject({ type: 'alert.triggered', state: 'firing', matchedCount: 1, alert: { name: 'Checkout errors' } });
+    expect(signedWith(secret, triggered)).toBe(true);
+    await page.reload();
+    await expect.poll(() => badge(checkoutRow)).toBe('Firing');
+    expect(await checkoutRow.locator('.rule-state time').innerText()).toMatch(/^since /);
+
+    // Quiet for a whole window: the server's clock moves on and the rules are evaluated (the first
+    // evaluation starts the quiet window, the second ends it). OK on the page, alert.resolved sent.
+    for (let i = 0; i < 2; i++) {
+      server.clock.advance(11_000);
+      await server.app.services.alerts.tick();
+    }
+    expect((await ruleOf(checkout.id)).state).toBe('ok');
+    const resolved = await until('alert.resolved webhook', () => hooks.got.find((h) => h.body?.type === 'alert.resolved'), 20_000);
+    expect(resolved.body).toMatchObject({ type: 'alert.resolved', state: 'ok', alert: { name: 'Checkout errors' } });
+    expect(signedWith(secret, resolved)).toBe(true);
+    await page.reload();
+    await expect.poll(() => badge(checkoutRow)).toBe('OK');
+    await expect.poll(() => billingRow.locator('.state-muted').count()).toBe(1);
+    await shoot('alert-states');
+
+    // The rule's history: a Resolved entry (no sample) above the Triggered one, both delivered.
+    await checkoutRow.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('heading', { name: 'Checkout errors' }).waitFor();
+    await until('resolved entry delivered', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(300);
+      const kinds = await page.locator('.history-entry .history-head .state').allInnerTexts();
+      const delivered = await page.locator('.history-entry .deliveries').allInnerTexts();
+      return kinds.join() === 'Resolved,Triggered' && delivered.every((d) => d.includes('webhook: sent'));
+    }, 20_000);
+    expect(await page.locator('.rule-state .state').first().innerText()).toBe('OK');
+    const [resolvedEntry, triggeredEntry] = [page.locator('.history-entry').nth(0), page.locator('.history-entry').nth(1)];
+    expect(await resolvedEntry.locator('details').count()).toBe(0);
+    await triggeredEntry.locator('summary').click();
+    await expect.poll(() => triggeredEntry.locator('.sample').innerText()).toContain('card processor timeout');
+    await shoot('alert-history-resolved');
 
     // Account: plan and usage.
     await page.getByRole('link', { name: 'Account' }).click();

@@ -93,6 +93,10 @@ export const OPERATIONS = {
   updateAlert: 'updateAlert',
   deleteAlert: 'deleteAlert',
   alertHistory: 'alertHistory',
+  testAlert: 'testAlert',
+  listDestinations: 'listDestinations',
+  createDestination: 'createDestination',
+  deleteDestination: 'deleteDestination',
   vapidPublicKey: 'vapidPublicKey',
   listPushSubscriptions: 'listPushSubscriptions',
   createPushSubscription: 'createPushSubscription',
@@ -323,6 +327,25 @@ export class LoglaneClient {
 
   alertHistory(id: string, query: Query<'alertHistory'> = {} as Query<'alertHistory'>): Promise<ResponseBody<'alertHistory'>> {
     return this.request('GET', `/v1/alerts/${enc(id)}/history`, { query: query as Call['query'] });
+  }
+
+  /** Sends a test notification on each of the rule's channels now; answers the outcome per channel. */
+  testAlert(id: string): Promise<ResponseBody<'testAlert'>> {
+    return this.request('POST', `/v1/alerts/${enc(id)}/test`);
+  }
+
+  // Destinations (webhooks and Slack) of a project
+  listDestinations(projectId: string): Promise<ResponseBody<'listDestinations'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/destinations`);
+  }
+
+  /** A webhook's `secret` is in this answer only. */
+  createDestination(projectId: string, body: RequestBody<'createDestination'>): Promise<ResponseBody<'createDestination'>> {
+    return this.request('POST', `/v1/projects/${enc(projectId)}/destinations`, { body });
+  }
+
+  deleteDestination(projectId: string, id: string): Promise<void> {
+    return this.request('DELETE', `/v1/projects/${enc(projectId)}/destinations/${enc(id)}`);
   }
 
   // Push subscriptions

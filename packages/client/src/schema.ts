@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alerts/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notification on each of the rule's channels now
+         * @description One attempt per destination, mute ignored, with the count and sample of the current window; no history entry is written. At most 10 tests a minute per account (429 with Retry-After past that).
+         */
+        post: operations["testAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/push/vapid-public-key": {
         parameters: {
             query?: never;
@@ -398,6 +418,44 @@ export interface paths {
         post?: never;
         /** Stop push notifications to a browser */
         delete: operations["deletePushSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A project's destinations (without secrets) */
+        get: operations["listDestinations"];
+        put?: never;
+        /**
+         * Add a webhook or Slack destination to a project
+         * @description A rule whose channels name `webhook` or `slack` notifies every destination of that type in its project. A webhook's signing secret is in this answer only. The URL must be https and not point at localhost or a private, loopback or link-local address.
+         */
+        post: operations["createDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/destinations/{destId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a destination */
+        delete: operations["deleteDestination"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2046,10 +2104,24 @@ export interface operations {
                                 source?: string;
                                 pattern?: string;
                                 query?: string;
+                                /** @enum {string} */
+                                comparison: "above" | "below";
                             };
-                            channels: ("email" | "push")[];
+                            channels: ("email" | "push" | "webhook" | "slack")[];
                             cooldown: string;
                             enabled: boolean;
+                            /** @enum {string} */
+                            state: "ok" | "firing";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            stateSince: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            mutedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC with milliseconds
@@ -2151,9 +2223,14 @@ export interface operations {
                         pattern?: string;
                         /** @description A search query (docs/search.md) the logs must match too, e.g. `@res.statusCode:>=500 -@path:"/healthz"`; `level` stays required */
                         query?: string;
+                        /**
+                         * @description above (default): fires when the count reaches the threshold; below: when it is under it (the logs stopped)
+                         * @enum {string}
+                         */
+                        comparison?: "above" | "below";
                     };
-                    /** @description A non-empty set of email, push */
-                    channels: ("email" | "push")[];
+                    /** @description A non-empty set of email, push, webhook, slack (webhook and slack: every destination of that type in the project) */
+                    channels: ("email" | "push" | "webhook" | "slack")[];
                     /** @description Minimum time between firings, 0s to 7d; default 15m */
                     cooldown?: string;
                 };
@@ -2178,10 +2255,24 @@ export interface operations {
                             source?: string;
                             pattern?: string;
                             query?: string;
+                            /** @enum {string} */
+                            comparison: "above" | "below";
                         };
-                        channels: ("email" | "push")[];
+                        channels: ("email" | "push" | "webhook" | "slack")[];
                         cooldown: string;
                         enabled: boolean;
+                        /** @enum {string} */
+                        state: "ok" | "firing";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        stateSince: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        mutedUntil: string | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 UTC with milliseconds
@@ -2294,10 +2385,24 @@ export interface operations {
                             source?: string;
                             pattern?: string;
                             query?: string;
+                            /** @enum {string} */
+                            comparison: "above" | "below";
                         };
-                        channels: ("email" | "push")[];
+                        channels: ("email" | "push" | "webhook" | "slack")[];
                         cooldown: string;
                         enabled: boolean;
+                        /** @enum {string} */
+                        state: "ok" | "firing";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        stateSince: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        mutedUntil: string | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 UTC with milliseconds
@@ -2399,12 +2504,19 @@ export interface operations {
                         pattern?: string;
                         /** @description A search query (docs/search.md) the logs must match too, e.g. `@res.statusCode:>=500 -@path:"/healthz"`; `level` stays required */
                         query?: string;
+                        /**
+                         * @description above (default): fires when the count reaches the threshold; below: when it is under it (the logs stopped)
+                         * @enum {string}
+                         */
+                        comparison?: "above" | "below";
                     };
-                    /** @description A non-empty set of email, push */
-                    channels?: ("email" | "push")[];
+                    /** @description A non-empty set of email, push, webhook, slack (webhook and slack: every destination of that type in the project) */
+                    channels?: ("email" | "push" | "webhook" | "slack")[];
                     /** @description Minimum time between firings, 0s to 7d; default 15m */
                     cooldown?: string;
                     enabled?: boolean;
+                    /** @description ISO 8601 time until which deliveries are skipped (entries are still written); null or a past time: not muted */
+                    mutedUntil?: string | null;
                     /** @description Cannot change; accepted only when equal to the current one */
                     projectId?: string;
                 };
@@ -2429,10 +2541,24 @@ export interface operations {
                             source?: string;
                             pattern?: string;
                             query?: string;
+                            /** @enum {string} */
+                            comparison: "above" | "below";
                         };
-                        channels: ("email" | "push")[];
+                        channels: ("email" | "push" | "webhook" | "slack")[];
                         cooldown: string;
                         enabled: boolean;
+                        /** @enum {string} */
+                        state: "ok" | "firing";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        stateSince: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        mutedUntil: string | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 UTC with milliseconds
@@ -2605,6 +2731,8 @@ export interface operations {
                         data: {
                             id: string;
                             alertId: string;
+                            /** @enum {string} */
+                            kind: "triggered" | "resolved";
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC with milliseconds
@@ -2615,7 +2743,7 @@ export interface operations {
                             window: string;
                             deliveries: {
                                 /** @enum {string} */
-                                channel: "email" | "push";
+                                channel: "email" | "push" | "webhook" | "slack";
                                 /** @enum {string} */
                                 status: "pending" | "sent" | "failed" | "skipped";
                                 error?: string;
@@ -2684,6 +2812,99 @@ export interface operations {
             };
             /** @description Every error has this body. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            /** @enum {string} */
+                            channel: "email" | "push" | "webhook" | "slack";
+                            /** @enum {string} */
+                            status: "sent" | "failed" | "skipped";
+                            error?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2925,6 +3146,271 @@ export interface operations {
             header?: never;
             path: {
                 id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "webhook" | "slack";
+                            name: string;
+                            url: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            createdAt: string;
+                            /** @description A webhook's signing secret (whsec_…): in the answer to its creation only */
+                            secret?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "webhook" | "slack";
+                    name?: string;
+                    /** @description https; not localhost or a private, loopback or link-local address (WEBHOOK_ALLOWED_ORIGINS lifts this) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        type: "webhook" | "slack";
+                        name: string;
+                        url: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /** @description A webhook's signing secret (whsec_…): in the answer to its creation only */
+                        secret?: string;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                destId: string;
             };
             cookie?: never;
         };

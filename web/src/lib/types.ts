@@ -5,7 +5,8 @@
 import type { operations } from '../../../packages/client/src/schema.ts';
 
 type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never;
-type Ok<K extends keyof operations> = operations[K]['responses'] extends infer R ? (200 extends keyof R ? JsonOf<R[200]> : 201 extends keyof R ? JsonOf<R[201]> : never) : never;
+type OkOf<O> = O extends { responses: infer R } ? (200 extends keyof R ? JsonOf<R[200]> : 201 extends keyof R ? JsonOf<R[201]> : never) : never;
+type Ok<K extends keyof operations> = OkOf<operations[K]>;
 
 export type Project = Ok<'getProject'>;
 export type Log = Ok<'searchLogs'>['data'][number];
@@ -17,8 +18,13 @@ export type Stats = Ok<'logStats'>;
 export type StatsBucket = Stats['buckets'][number];
 export type AlertRule = Ok<'getAlert'>;
 export type Condition = AlertRule['condition'];
+export type Channel = AlertRule['channels'][number];
+export type Comparison = Condition['comparison'];
 export type HistoryEntry = Ok<'alertHistory'>['data'][number];
 export type Delivery = HistoryEntry['deliveries'][number];
+export type Destination = Ok<'listDestinations'>['data'][number];
+export type CreatedDestination = Ok<'createDestination'>;
+export type TestResult = Ok<'testAlert'>;
 export type Me = Ok<'me'>;
 export type Plan = Ok<'listPlans'>['data'][number];
 export type PushSubscriptionInfo = Ok<'listPushSubscriptions'>['data'][number];

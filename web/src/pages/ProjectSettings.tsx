@@ -1,10 +1,10 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../lib/api.ts';
 import { useApi, useToast } from '../lib/context.ts';
 import { formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
-import type { Project } from '../lib/types.ts';
-import { CopyButton, Dialog, ErrorNote, Field, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
+import type { CreatedDestination, Destination, Project } from '../lib/types.ts';
+import { CopyButton, Dialog, Empty, ErrorNote, Field, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { SendFirstLog } from '../components/SendFirstLog.tsx';
 
 export function ProjectSettingsPage({ projectId, justCreated }: { projectId: string; justCreated: boolean }) {
@@ -70,6 +70,8 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
         </dl>
         <RenameForm project={p} onRenamed={(name, updatedAt) => project.setData((old) => (old ? { ...old, name, updatedAt } : old))} />
       </section>
+
+      <Destinations projectId={p.id} />
 
       <section className="card danger-zone" aria-labelledby="danger-heading">
         <h2 id="danger-heading">Delete this project</h2>
@@ -160,6 +162,213 @@ function DeleteForm({ project, onCancel }: { project: Project; onCancel: () => v
           {busy ? 'Deleting…' : 'Delete project'}
         </button>
       </div>
+    </form>
+  );
+}
+
+const DESTINATION_TYPES = [
+  { id: 'webhook', label: 'Webhook', placeholder: 'https://hooks.example.com/loglane' },
+  { id: 'slack', label: 'Slack', placeholder: 'https://hooks.slack.com/services/…' },
+] as const;
+
+function typeLabel(type: string): string {
+  return DESTINATION_TYPES.find((t) => t.id === type)?.label ?? type;
+}
+
+/**
+ * Where rules with the webhook and slack channels send: every destination of that type in the
+ * project. A webhook's signing secret is in the answer to its creation only, so it is shown once.
+ */
+function Destinations({ projectId }: { projectId: string }) {
+  const api = useApi();
+  const toast = useToast();
+  const base = `/v1/projects/${encodeURIComponent(projectId)}/destinations`;
+  const list = useResource<{ data: Destination[] }>(base);
+  const [created, setCreated] = useState<CreatedDestination | null>(null);
+  const [deleting, setDeleting] = useState<Destination | null>(null);
+  const removal = useAction();
+  const section = useRef<HTMLElement>(null);
+
+  // Linked to from the alert form as settings#destinations.
+  const loaded = list.data !== undefined;
+  useEffect(() => {
+    if (loaded && location.hash === '#destinations') section.current?.scrollIntoView({ block: 'start' });
+  }, [loaded]);
+
+  const remove = (d: Destination) =>
+    removal.run(async () => {
+      await api.call('DELETE', `${base}/${encodeURIComponent(d.id)}`);
+      list.setData((old) => old && { data: old.data.filter((x) => x.id !== d.id) });
+      setDeleting(null);
+      toast(`Destination ${d.name} deleted.`);
+    });
+
+  const items = list.data?.data;
+  return (
+    <section className="card destinations" id="destinations" ref={section} aria-labelledby="destinations-heading">
+      <h2 id="destinations-heading">Destinations</h2>
+      <p className="muted">
+        Alert rules with the Webhook or Slack channel notify every destination of that type here. A webhook receives a signed JSON <code>POST</code>; Slack, a
+        message to an incoming-webhook URL. Send a test from a rule on the Alerts page.
+      </p>
+      {list.error !== undefined && <ErrorNote error={list.error} onRetry={list.reload} />}
+      {list.loading && !items && <Spinner label="Loading destinations…" />}
+      {items && items.length === 0 && (
+        <Empty title="No destinations yet">
+          <p>Add a webhook or a Slack incoming webhook below.</p>
+        </Empty>
+      )}
+      {items && items.length > 0 && (
+        <table className="table destinations-table">
+          <caption className="visually-hidden">Destinations of this project</caption>
+          <thead>
+            <tr>
+              <th scope="col">Type</th>
+              <th scope="col">Name</th>
+              <th scope="col">URL</th>
+              <th scope="col">Added</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((d) => (
+              <tr key={d.id}>
+                <td data-label="Type">
+                  <span className={`dest-type dest-${d.type}`}>{typeLabel(d.type)}</span>
+                </td>
+                <td data-label="Name">{d.name}</td>
+                <td data-label="URL" className="dest-url">
+                  <code>{d.url}</code>
+                </td>
+                <td data-label="Added">
+                  <time dateTime={d.createdAt}>{formatTime(d.createdAt)}</time>
+                </td>
+                <td className="row-actions">
+                  <button type="button" className="danger-outline small" onClick={() => setDeleting(d)} aria-label={`Delete destination ${d.name}`}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <DestinationForm
+        base={base}
+        onCreated={(d) => {
+          const { secret: _secret, ...shown } = d;
+          list.setData((old) => ({ data: [...(old?.data ?? []), shown] }));
+          if (d.secret) setCreated(d);
+          else toast(`${typeLabel(d.type)} destination ${d.name} added.`);
+        }}
+      />
+
+      <Dialog open={created !== null} title="Webhook signing secret" onClose={() => setCreated(null)}>
+        {created?.secret && (
+          <>
+            <p>
+              <strong>{created.name}</strong> was added. Its requests carry a <code>Loglane-Signature</code> header signed with this secret: keep it in the receiver to
+              check that a request came from this server.
+            </p>
+            <div className="key-row secret-row">
+              <code className="key" data-testid="webhook-secret" aria-label="Signing secret">
+                {created.secret}
+              </code>
+              <CopyButton text={created.secret} label="Copy secret" onCopied={() => toast('Secret copied to the clipboard.')} />
+            </div>
+            <p className="notice" role="note">
+              Copy it now: <strong>it will not be shown again.</strong> If it is lost, delete the destination and add it again.
+            </p>
+            <div className="form-actions">
+              <button type="button" className="primary" onClick={() => setCreated(null)}>
+                I have copied it
+              </button>
+            </div>
+          </>
+        )}
+      </Dialog>
+
+      <Dialog open={deleting !== null} title="Delete this destination?" onClose={() => setDeleting(null)}>
+        {deleting && (
+          <>
+            <p>
+              <strong>{deleting.name}</strong> ({typeLabel(deleting.type)}, <code className="dest-url">{deleting.url}</code>) will no longer be notified by this project's
+              alert rules.
+            </p>
+            {removal.error !== undefined && <ErrorNote error={removal.error} />}
+            <div className="form-actions">
+              <button type="button" className="secondary" onClick={() => setDeleting(null)}>
+                Cancel
+              </button>
+              <button type="button" className="danger" disabled={removal.busy} onClick={() => void remove(deleting)}>
+                {removal.busy ? 'Deleting…' : 'Delete destination'}
+              </button>
+            </div>
+          </>
+        )}
+      </Dialog>
+    </section>
+  );
+}
+
+function DestinationForm({ base, onCreated }: { base: string; onCreated: (d: CreatedDestination) => void }) {
+  const api = useApi();
+  const [type, setType] = useState<'webhook' | 'slack'>('webhook');
+  const [name, setName] = useState('');
+  const [url, setUrl] = useState('');
+  const { busy, error, run } = useAction();
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    void run(async () => {
+      const body: { type: string; url: string; name?: string } = { type, url: url.trim() };
+      if (name.trim()) body.name = name.trim();
+      onCreated(await api.call<CreatedDestination>('POST', base, body));
+      setName('');
+      setUrl('');
+    });
+  }
+  const fe = error instanceof ApiError ? error.fieldErrors() : {};
+  const general = error !== undefined && !fe.url && !fe.name && !fe.type;
+  return (
+    <form className="inline-form destination-form" onSubmit={submit} noValidate aria-label="Add a destination">
+      <Field label="Type" error={fe.type}>
+        {(id, d) => (
+          <select id={id} value={type} onChange={(e) => setType(e.target.value as 'webhook' | 'slack')} aria-describedby={d}>
+            {DESTINATION_TYPES.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Name (optional)" error={fe.name}>
+        {(id, d) => <input id={id} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={d} placeholder="on-call" />}
+      </Field>
+      <Field label="URL" error={fe.url} hint="https, on a public host.">
+        {(id, d) => (
+          <input
+            id={id}
+            type="url"
+            inputMode="url"
+            required
+            spellCheck={false}
+            autoComplete="off"
+            maxLength={2000}
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+            aria-describedby={d}
+            aria-invalid={fe.url ? true : undefined}
+            placeholder={DESTINATION_TYPES.find((t) => t.id === type)!.placeholder}
+          />
+        )}
+      </Field>
+      <button type="submit" className="primary" disabled={busy || url.trim() === ''}>
+        {busy ? 'Adding…' : 'Add destination'}
+      </button>
+      {general && <ErrorNote error={error} />}
     </form>
   );
 }
