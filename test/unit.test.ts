@@ -162,7 +162,9 @@ describe('plan limits', () => {
 
 describe('alert rules', () => {
   it('parse conditions into their stored form', () => {
-    expect(parseCondition({ level: 'Error', threshold: 5, window: '5m', source: '', pattern: 'a|b' })).toEqual({ level: 4, threshold: 5, windowMs: 300_000, source: null, pattern: 'a|b', query: null });
+    expect(parseCondition({ level: 'Error', threshold: 5, window: '5m', source: '', pattern: 'a|b' })).toEqual({ comparison: 'above', level: 4, threshold: 5, windowMs: 300_000, source: null, pattern: 'a|b', query: null });
+    expect(parseCondition({ level: 'info', threshold: 1, window: '1d', comparison: 'below' }).comparison).toBe('below');
+    expect(() => parseCondition({ level: 'info', threshold: 1, window: '1d', comparison: 'sideways' })).toThrow();
     expect(parseCondition({ level: 'error', threshold: 1, window: '1m', query: '  @res.statusCode:>=500 ' })).toMatchObject({ query: '  @res.statusCode:>=500 ' });
     expect(parseCondition({ level: 'error', threshold: 1, window: '1m', query: '   ' })).toMatchObject({ query: null });
     expect(() => parseCondition({ level: 'error', threshold: 5, window: '5' })).toThrow();
@@ -173,6 +175,7 @@ describe('alert rules', () => {
       expect((err as AppError).details).toEqual([{ path: '/condition/query', message: expect.stringMatching(/^at column 9: /) }]);
     }
     expect(parseChannels(['push', 'email', 'push'])).toEqual(['email', 'push']);
+    expect(parseChannels(['slack', 'webhook', 'email'])).toEqual(['email', 'webhook', 'slack']);
   });
   it('count a batch by level, source, pattern and window, into buckets of a sixtieth of the window', async () => {
     expect(bucketSize(300_000)).toBe(5000);
