@@ -100,8 +100,13 @@ export function createServices(deps: { config: Config; database: Database; secre
     addCounts: logs.addAlertCounts,
     channels,
     sampleOf: async (userId, rule, from, to) => {
-      const filter = { from, to, levels: [rule.level], source: rule.source ?? undefined, pattern: rule.pattern === null ? undefined : compilePattern(rule.pattern), query: rule.query === null ? undefined : parseQuery(rule.query) };
-      return (await logs.search(userId, rule.project_id, filter, 5, undefined)).data;
+      // A test is sent whatever the sample: a rule saved before a check it no longer passes has none.
+      try {
+        const filter = { from, to, levels: [rule.level], source: rule.source ?? undefined, pattern: rule.pattern === null ? undefined : compilePattern(rule.pattern), query: rule.query === null ? undefined : parseQuery(rule.query) };
+        return (await logs.search(userId, rule.project_id, filter, 5, undefined)).data;
+      } catch {
+        return [];
+      }
     },
   });
   const push = createPushService({ db, config, now, vapid });

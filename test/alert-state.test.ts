@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
+import { claimFiring } from '../src/features/alerts/repository.js';
 
 describeEngines('alert state: triggered, reminders, resolved, silence, mute', (engine) => {
   let s: TestServer;
@@ -214,6 +215,59 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
     await send(p.apiKey, 1);
     await settled(r.id);
     expect((await history(r.id))[0].deliveries).toEqual([{ channel: 'email', status: 'sent' }]);
+  });
+
+  it('a claim holds once per cooldown, and only for the condition the node evaluated (a sight from before a change claims nothing)', async () => {
+    const p = await createProject(s, a, 'Claims');
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '10s' }, { cooldown: '1h' });
+    const row = () => s.database.db.selectFrom('alert_rules').selectAll().where('id', '=', r.id).executeTakeFirstOrThrow();
+    const seen = await row();
+    const t = s.clock.now();
+    expect(await claimFiring(s.database.db, seen, t)).toBeDefined();
+    // A second node with the same sight of the rule claims nothing.
+    expect(await claimFiring(s.database.db, seen, t)).toBeUndefined();
+    // A change of condition: a sight from before it claims nothing, even past the cooldown.
+    const before = await row();
+    expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { condition: { level: 'error', threshold: 2, window: '10s' } } })).body.state).toBe('ok');
+    const later = t + 3_600_001;
+    expect(await claimFiring(s.database.db, before, later)).toBeUndefined();
+    expect(await claimFiring(s.database.db, await row(), later)).toBeDefined();
+  });
+
+  it('a condition sent again unchanged does not reset a firing rule; a changed one forgets the old counts', async () => {
+    const p = await createProject(s, a, 'Resend');
+    const condition = { level: 'error', threshold: 3, window: '1m' };
+    const r = await create(p.id, condition);
+    await send(p.apiKey, 3);
+    expect((await getRule(r.id)).state).toBe('firing');
+    const same = await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { name: 'Renamed', condition: { ...condition, comparison: 'above' } } });
+    expect(same.body).toMatchObject({ name: 'Renamed', state: 'firing' });
+    // Narrowed to a source: the 3 logs counted before do not count for it.
+    expect((await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { condition: { ...condition, source: 'billing' } } })).body.state).toBe('ok');
+    s.clock.advance(1000);
+    await send(p.apiKey, 1, 'billing');
+    await tick();
+    expect((await getRule(r.id)).state).toBe('ok');
+    expect(await history(r.id)).toHaveLength(1);
+  });
+
+  it('a firing the cooldown held back happens on the clock once the cooldown ends, with no new log', async () => {
+    const p = await createProject(s, a, 'Held back');
+    const r = await create(p.id, { level: 'error', threshold: 1, window: '10s' }, { cooldown: '30s' });
+    await send(p.apiKey, 1);
+    s.clock.advance(11_000);
+    await tick();
+    s.clock.advance(11_000);
+    await tick();
+    expect((await getRule(r.id)).state).toBe('ok');
+    // 25 s after the first entry: the condition holds again, inside the cooldown.
+    s.clock.advance(3_000);
+    await send(p.apiKey, 1);
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['resolved', 'triggered']);
+    s.clock.advance(6_000);
+    await tick();
+    expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered', 'resolved', 'triggered']);
+    expect((await getRule(r.id)).state).toBe('firing');
   });
 
   it('the clock reads the rules a page at a time and reaches every one (520 silence alerts)', async () => {

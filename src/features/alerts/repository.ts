@@ -66,19 +66,24 @@ export async function deleteOldCounts(db: Executor, before: number): Promise<voi
 
 /**
  * Claims a `triggered` entry: ok → firing, or a reminder while firing, once the cooldown has passed
- * since the last one. One conditional update, so of any number of nodes evaluating the same rule
- * at once, exactly one gets the row back. Disabled rules and rules inside their cooldown are not
- * claimed. state_since moves only on the change of state.
+ * since the last one. One conditional update, so of any number of nodes evaluating the same rule at
+ * once exactly one gets the row back (the cooldown decides: with `0s`, every evaluation that finds
+ * the condition true may write one, as the CONTRACT's reminders say). It holds only for the
+ * condition the node evaluated (its version, condition_at): a node working from a rule read
+ * before a change of condition (a cached set, a clock page) claims nothing. A `below` rule is
+ * claimed only once its condition is a window old. state_since moves only on the change of state.
  */
-export function claimFiring(db: Executor, ruleId: string, now: number): Promise<RuleRow | undefined> {
-  return db
+export function claimFiring(db: Executor, seen: RuleRow, now: number): Promise<RuleRow | undefined> {
+  let q = db
     .updateTable('alert_rules')
     .set({ last_triggered_at: now, clear_since: null, state_since: sql<number>`case when state = 'ok' then ${now} else state_since end`, state: 'firing' })
-    .where('id', '=', ruleId)
+    .where('id', '=', seen.id)
     .where('enabled', '=', 1)
-    .where((eb) => eb.or([eb('last_triggered_at', 'is', null), eb('last_triggered_at', '<=', sql<number>`${now} - cooldown_ms`)]))
-    .returningAll()
-    .executeTakeFirst();
+    .where('comparison', '=', seen.comparison)
+    .where(sql<boolean>`coalesce(condition_at, created_at) = ${Number(seen.condition_at ?? seen.created_at)}`)
+    .where((eb) => eb.or([eb('last_triggered_at', 'is', null), eb('last_triggered_at', '<=', sql<number>`${now} - cooldown_ms`)]));
+  if (seen.comparison === 'below') q = q.where(sql<boolean>`${now} - coalesce(condition_at, created_at) >= window_ms`);
+  return q.returningAll().executeTakeFirst();
 }
 
 /** A firing rule's condition was seen false: the first such evaluation starts its quiet window. */
@@ -105,17 +110,49 @@ export function claimResolved(db: Executor, ruleId: string, now: number): Promis
     .executeTakeFirst();
 }
 
-/** The rules the clock evaluates, `limit` at a time after `afterId`: enabled ones that are firing (recovery, reminders) or watch for silence. */
-export function rulesOnClock(db: Executor, afterId: string, limit: number): Promise<RuleRow[]> {
+/**
+ * The rules the clock evaluates, `limit` at a time after `afterId`: enabled ones that are firing
+ * (recovery, reminders), that watch for silence, or `above` rules in ok whose cooldown held back a
+ * firing lately (logs counted during the cooldown may still hold the condition once it ends, with
+ * no new log to evaluate them).
+ */
+export function rulesOnClock(db: Executor, afterId: string, limit: number, now: number): Promise<RuleRow[]> {
   return db
     .selectFrom('alert_rules')
     .selectAll()
     .where('enabled', '=', 1)
-    .where((eb) => eb.or([eb('state', '=', 'firing'), eb('comparison', '=', 'below')]))
+    .where((eb) =>
+      eb.or([
+        eb('state', '=', 'firing'),
+        eb('comparison', '=', 'below'),
+        eb.and([eb('last_triggered_at', 'is not', null), eb('last_triggered_at', '>', sql<number>`${now} - cooldown_ms - window_ms`)]),
+      ]),
+    )
     .where('id', '>', afterId)
     .orderBy('id')
     .limit(limit)
     .execute();
+}
+
+/**
+ * Each rule's count over its own window, summed by the database: one row per rule, whatever its
+ * window and bucket size (a round's memory does not grow with a long window's buckets).
+ */
+export async function windowCounts(db: Executor, windows: { ruleId: string; from: number }[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (windows.length === 0) return out;
+  const values = sql.join(windows.map((w) => sql`(${w.ruleId}, cast(${w.from} as bigint))`));
+  const { rows } = await sql<{ rule_id: string; n: number | string }>`
+    with w(rule_id, since) as (values ${values})
+    select c.rule_id, sum(c.n) as n from w join alert_counts c on c.rule_id = w.rule_id and c.bucket >= w.since
+    group by c.rule_id`.execute(db);
+  for (const r of rows) out.set(r.rule_id, Number(r.n));
+  return out;
+}
+
+/** Forgets a rule's counters (its condition changed: what they counted no longer applies). */
+export async function deleteCounts(db: Executor, ruleId: string): Promise<void> {
+  await db.deleteFrom('alert_counts').where('rule_id', '=', ruleId).execute();
 }
 
 export async function insertHistory(db: Executor, row: AlertHistoryTable): Promise<void> {

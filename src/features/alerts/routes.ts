@@ -85,7 +85,12 @@ export function destinationRoutes(deps: { destinations: DestinationsService; req
         params: IdParams, body: S.DestinationBody,
         response: { 201: S.Destination, ...errorResponses(400, 401, 404, 413, 415) },
       },
-    }, async (req, reply) => reply.status(201).send(await destinations.create(req.userId, req.params.id, req.body)));
+    }, async (req, reply) => {
+      const created = await destinations.create(req.userId, req.params.id, req.body);
+      // The answer may hold the webhook's secret: no cache keeps it.
+      reply.header('cache-control', 'no-store');
+      return reply.status(201).send(created);
+    });
 
     r.get('/projects/:id/destinations', {
       schema: { ...common, operationId: 'listDestinations', summary: 'A project\'s destinations (without secrets)', params: IdParams, response: { 200: ListOf(S.Destination), ...errorResponses(401, 404) } },

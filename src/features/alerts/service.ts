@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
 import type { Db } from '../../db/types.js';
 import { lockRow } from '../../db/lock.js';
 import { AppError, notFound, validationError } from '../../errors.js';
@@ -151,7 +152,7 @@ export function createAlertsService(deps: {
   async function record(rule: repo.RuleRow, kind: EntryKind, count: number, sample: LogRowStored[]): Promise<boolean> {
     const t = now();
     const written = await db.transaction().execute(async (tx) => {
-      const claimed = kind === 'triggered' ? await repo.claimFiring(tx, rule.id, t) : await repo.claimResolved(tx, rule.id, t);
+      const claimed = kind === 'triggered' ? await repo.claimFiring(tx, rule, t) : await repo.claimResolved(tx, rule.id, t);
       if (!claimed) return false;
       const historyId = newId('alh', t);
       await repo.insertHistory(tx, {
@@ -203,6 +204,23 @@ export function createAlertsService(deps: {
   function windowFrom(windowMs: number, t: number): number {
     const from = t - windowMs;
     return from - (from % bucketSize(windowMs));
+  }
+
+  /** One rule on the clock, with its window's count at `t` (see tick). */
+  async function evaluateOnClock(row: repo.RuleRow, count: number, t: number): Promise<void> {
+    const windowMs = Number(row.window_ms);
+    const holds = row.comparison === 'below' ? count < row.threshold : count >= row.threshold;
+    // Inside the cooldown nothing can be claimed: no write is tried.
+    const due = row.last_triggered_at === null || Number(row.last_triggered_at) <= t - Number(row.cooldown_ms);
+    if (row.state === 'firing') {
+      if (holds) {
+        if (due) await record(row, 'triggered', count, []);
+        else if (row.clear_since !== null) await repo.unmarkClear(db, row.id);
+      } else if (row.clear_since === null) await repo.markClear(db, row.id, t);
+      else if (Number(row.clear_since) <= t - windowMs) await record(row, 'resolved', count, []);
+    } else if (holds && due && (row.comparison === 'above' || t - Number(row.condition_at ?? row.created_at) >= windowMs)) {
+      await record(row, 'triggered', count, []);
+    }
   }
 
   return {
@@ -273,9 +291,14 @@ export function createAlertsService(deps: {
         if (name === '') throw validationError('/name', 'must not be blank');
         changes.name = name;
       }
+      // Only a condition that differs from the stored one is a change (a client resending it
+      // whole does not reset the rule).
+      let conditionChanged = false;
       if (input.condition !== undefined) {
         const c = parseCondition(input.condition);
-        Object.assign(changes, { comparison: c.comparison, level: c.level, threshold: c.threshold, window_ms: c.windowMs, source: c.source, pattern: c.pattern, query: c.query, condition_at: t });
+        const next = { comparison: c.comparison, level: c.level, threshold: c.threshold, window_ms: c.windowMs, source: c.source, pattern: c.pattern, query: c.query };
+        conditionChanged = (Object.keys(next) as (keyof typeof next)[]).some((k) => String(next[k]) !== String(row[k]));
+        if (conditionChanged) Object.assign(changes, next, { condition_at: t });
       }
       if (input.channels !== undefined) changes.channels = parseChannels(input.channels).join(',');
       if (input.cooldown !== undefined) changes.cooldown_ms = parseCooldown(input.cooldown);
@@ -283,11 +306,16 @@ export function createAlertsService(deps: {
       // Enabled again: its counters missed the logs meanwhile, so a silence alert's first window starts over.
       if (input.enabled === true && row.enabled === 0) changes.condition_at = t;
       if (input.mutedUntil !== undefined) changes.muted_until = parseMutedUntil(input.mutedUntil);
-      // A new condition, or disabling, puts the rule back to ok without an entry.
-      if (input.condition !== undefined || input.enabled === false) {
-        Object.assign(changes, { state: 'ok', clear_since: null, state_since: row.state === 'firing' ? t : row.state_since });
-      }
-      const updated = await repo.updateRule(db, id, changes);
+      // A new condition, or disabling, puts the rule back to ok without an entry (state_since moves
+      // only if it was firing when the update ran, whatever was read before).
+      const reset = conditionChanged || input.enabled === false;
+      if (reset) Object.assign(changes, { state: 'ok', clear_since: null, state_since: sql<number>`case when state = 'firing' then ${t} else state_since end` as never });
+      const updated = await db.transaction().execute(async (tx) => {
+        const u = await repo.updateRule(tx, id, changes);
+        // What the counters counted was the old condition's.
+        if (u && conditionChanged) await repo.deleteCounts(tx, id);
+        return u;
+      });
       rules.forget(row.project_id);
       if (!updated) throw ruleNotFound();
       return presentRule(updated);
@@ -388,26 +416,19 @@ export function createAlertsService(deps: {
      */
     async tick(): Promise<void> {
       const t = now();
-      // A page of rules at a time: what a round holds stays bounded however many rules there are.
+      // A page of rules at a time, their counts summed by the database: what a round holds stays
+      // bounded however many rules there are and however long their windows.
       for (let after = ''; ; ) {
-        const rows = await repo.rulesOnClock(db, after, CLOCK_PAGE);
+        const rows = await repo.rulesOnClock(db, after, CLOCK_PAGE, t);
         if (rows.length === 0) return;
         after = rows[rows.length - 1]!.id;
-        const fromOf = new Map(rows.map((r) => [r.id, windowFrom(Number(r.window_ms), t)]));
-        const totals = windowTotals(await repo.countsSince(db, [...fromOf.keys()], Math.min(...fromOf.values())), fromOf);
+        const totals = await repo.windowCounts(db, rows.map((r) => ({ ruleId: r.id, from: windowFrom(Number(r.window_ms), t) })));
         for (const row of rows) {
-          const count = totals.get(row.id) ?? 0;
-          const windowMs = Number(row.window_ms);
-          const holds = row.comparison === 'below' ? count < row.threshold : count >= row.threshold;
-          if (row.state === 'firing') {
-            if (holds) {
-              const due = row.last_triggered_at === null || Number(row.last_triggered_at) <= t - Number(row.cooldown_ms);
-              if (due) await record(row, 'triggered', count, []);
-              else if (row.clear_since !== null) await repo.unmarkClear(db, row.id);
-            } else if (row.clear_since === null) await repo.markClear(db, row.id, t);
-            else if (Number(row.clear_since) <= t - windowMs) await record(row, 'resolved', count, []);
-          } else if (holds && row.comparison === 'below' && t - Number(row.condition_at ?? row.created_at) >= windowMs) {
-            await record(row, 'triggered', count, []);
+          // One rule's failure (a lost connection, a busy database) does not keep the others waiting.
+          try {
+            await evaluateOnClock(row, totals.get(row.id) ?? 0, t);
+          } catch (err) {
+            log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule could not be evaluated on the clock; it is tried again next round');
           }
         }
         if (rows.length < CLOCK_PAGE) return;

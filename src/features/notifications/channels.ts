@@ -69,7 +69,8 @@ export function webhookBody(ctx: FiringContext, publicUrl: string): string {
   return JSON.stringify({
     type: eventType(ctx.kind),
     alert: { id: ctx.ruleId, name: ctx.ruleName, projectId: ctx.projectId, condition: conditionOf(ctx) },
-    state: ctx.ruleState,
+    // The state the event left the rule in (a retried delivery is sent later, when it may have moved on).
+    state: ctx.kind === 'resolved' ? 'ok' : ctx.kind === 'triggered' ? 'firing' : ctx.ruleState,
     matchedCount: ctx.matchedCount,
     threshold: ctx.threshold,
     window: formatDuration(Number(ctx.windowMs)),
@@ -93,12 +94,12 @@ export function slackBody(ctx: FiringContext, publicUrl: string): string {
   const sample = (JSON.parse(ctx.sample) as Log[]).map((l) => `${l.timestamp} ${l.level.toUpperCase()} ${l.message.slice(0, 200)}`);
   const url = `${publicUrl}/alerts/${ctx.ruleId}`;
   const blocks: unknown[] = [
-    { type: 'header', text: { type: 'plain_text', text: `${title}`.slice(0, 150) } },
+    { type: 'header', text: { type: 'plain_text', text: title.slice(0, 150) } },
     { type: 'section', text: { type: 'mrkdwn', text: `${icon} ${slackText(summary)}` } },
   ];
   if (sample.length > 0) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `\`\`\`${slackText(sample.join('\n')).slice(0, 2900)}\`\`\`` } });
   blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Loglane' }, url }] });
-  return JSON.stringify({ text: `${title}: ${summary}`, blocks });
+  return JSON.stringify({ text: slackText(`${title}: ${summary}`), blocks });
 }
 
 interface TargetsState {

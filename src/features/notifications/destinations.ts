@@ -6,6 +6,7 @@
  */
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/types.js';
+import { lockRow } from '../../db/lock.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isId, newId } from '../../ids.js';
 import { randomToken, seal, unseal } from '../../secrets.js';
@@ -54,13 +55,17 @@ export function createDestinationsService(deps: { db: Db; now: () => number; enc
       const refused = refusedUrl(url, config.webhookAllowedOrigins);
       if (refused) throw validationError('/url', refused);
       const name = (input.name ?? '').trim() || `${input.type} ${new URL(url).host}`;
-      const held = await db.selectFrom('alert_destinations').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
-      if (Number(held.n) >= MAX_DESTINATIONS) throw new AppError('VALIDATION_ERROR', `A project holds at most ${MAX_DESTINATIONS} destinations; delete one first.`, { details: [{ path: '/', message: `at most ${MAX_DESTINATIONS} destinations per project` }] });
       const t = now();
       const id = newId('dst', t);
       const secret = input.type === 'webhook' ? `whsec_${randomToken(24)}` : undefined;
       const row = { id, project_id: projectId, type: input.type, name, url, secret_sealed: secret === undefined ? null : seal(encryptionKey, id, secret), created_at: t };
-      await db.insertInto('alert_destinations').values(row).execute();
+      await db.transaction().execute(async (tx) => {
+        // The project row's lock serialises creates under one project, so the cap holds under races.
+        await lockRow(tx, 'projects', projectId);
+        const held = await tx.selectFrom('alert_destinations').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+        if (Number(held.n) >= MAX_DESTINATIONS) throw new AppError('VALIDATION_ERROR', `A project holds at most ${MAX_DESTINATIONS} destinations; delete one first.`, { details: [{ path: '/', message: `at most ${MAX_DESTINATIONS} destinations per project` }] });
+        await tx.insertInto('alert_destinations').values(row).execute();
+      });
       return { ...present(row), ...(secret !== undefined ? { secret } : {}) };
     },
 

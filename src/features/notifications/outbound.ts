@@ -78,7 +78,32 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 export async function postJson(url: string, body: string, headers: Record<string, string>, allowed: readonly string[]): Promise<PostResult> {
   const refused = refusedUrl(url, allowed);
   if (refused) throw new RefusedError(`the URL ${refused}`);
-  const target = new URL(url);
+  await slot();
+  try {
+    return await post(new URL(url), body, headers, allowed, Date.now() + TIMEOUT_MS);
+  } finally {
+    release();
+  }
+}
+
+/** Outbound requests at once, over every tenant: a lookup holds one of libuv's few threads. */
+const MAX_IN_FLIGHT = 16;
+let inFlight = 0;
+const waiting: (() => void)[] = [];
+const slot = (): Promise<void> => {
+  if (inFlight < MAX_IN_FLIGHT) {
+    inFlight++;
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => waiting.push(resolve));
+};
+const release = () => {
+  const next = waiting.shift();
+  if (next) next();
+  else inFlight--;
+};
+
+async function post(target: URL, body: string, headers: Record<string, string>, allowed: readonly string[], deadline: number): Promise<PostResult> {
   const host = hostOf(target);
   let address: string;
   let family: number;
@@ -86,7 +111,14 @@ export async function postJson(url: string, body: string, headers: Record<string
     address = host;
     family = net.isIP(host);
   } else {
-    const found = await dns.lookup(host, { all: true, verbatim: true });
+    // The lookup counts against the request's 5 s (the system resolver has no timeout of its own).
+    let timer: NodeJS.Timeout | undefined;
+    const found = await Promise.race([
+      dns.lookup(host, { all: true, verbatim: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${host} did not resolve within ${TIMEOUT_MS / 1000} s`)), deadline - Date.now());
+      }),
+    ]).finally(() => clearTimeout(timer));
     if (found.length === 0) throw new Error(`${host} has no address`);
     if (!isAllowedOrigin(target, allowed)) {
       const bad = found.find((a) => isBlockedAddress(a.address));
@@ -95,6 +127,7 @@ export async function postJson(url: string, body: string, headers: Record<string
     ({ address, family } = found[0]!);
   }
   const client = target.protocol === 'https:' ? https : http;
+  const left = Math.max(1, deadline - Date.now());
   return new Promise<PostResult>((resolve, reject) => {
     const req = client.request(
       target,
@@ -106,8 +139,8 @@ export async function postJson(url: string, body: string, headers: Record<string
           if (options?.all) callback(null, [{ address, family }]);
           else callback(null, address, family);
         },
-        timeout: TIMEOUT_MS,
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        timeout: left,
+        signal: AbortSignal.timeout(left),
       } as http.RequestOptions,
       (res) => {
         let read = 0;
