@@ -133,6 +133,14 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
     // stateSince stays at the change of state.
     const first = (await history(r.id))[1].triggeredAt;
     expect((await getRule(r.id)).stateSince).toBe(first);
+    // A 0 s cooldown notifies on every batch that holds the condition, and the clock adds nothing.
+    const zero = await create(p.id, { level: 'error', threshold: 1, window: '1m', source: 'zero' }, { cooldown: '0s' });
+    await send(p.apiKey, 1, 'zero');
+    await send(p.apiKey, 1, 'zero');
+    s.clock.advance(6_000);
+    await tick();
+    await tick();
+    expect((await history(zero.id)).map((e) => e.kind)).toEqual(['triggered', 'triggered']);
   });
 
   it('a silence alert (below) fires when its source goes quiet, never during its first window, and resolves when logs come back', async () => {

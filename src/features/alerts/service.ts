@@ -214,7 +214,9 @@ export function createAlertsService(deps: {
     const due = row.last_triggered_at === null || Number(row.last_triggered_at) <= t - Number(row.cooldown_ms);
     if (row.state === 'firing') {
       if (holds) {
-        if (due) await record(row, 'triggered', count, []);
+        // With a 0 s cooldown every batch that holds the condition already notifies on ingest; the
+        // clock, with no new log, would only repeat the same news every round.
+        if (due && Number(row.cooldown_ms) > 0) await record(row, 'triggered', count, []);
         else if (row.clear_since !== null) await repo.unmarkClear(db, row.id);
       } else if (row.clear_since === null) await repo.markClear(db, row.id, t);
       else if (Number(row.clear_since) <= t - windowMs) await record(row, 'resolved', count, []);
