@@ -339,11 +339,11 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
   });
 });
 
-describe('alert state on the server clock', () => {
+describeEngines('alert state on the server clock', (engine) => {
   let s: TestServer;
   let a: Account;
   beforeAll(async () => {
-    s = await startServer('sqlite', { env: { ALERT_CLOCK_INTERVAL: '1s' } });
+    s = await startServer(engine, { env: { ALERT_CLOCK_INTERVAL: '1s' } });
     a = await signup(s);
   });
   afterAll(async () => {

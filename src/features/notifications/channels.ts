@@ -49,6 +49,9 @@ export function signature(secret: string, body: string, unixSeconds: number): st
   return `t=${unixSeconds},v1=${v1}`;
 }
 
+/** How a message names the event: "fired", "resolved" or "test notification". */
+const eventWord = (kind: string) => (kind === 'resolved' ? 'resolved' : kind === 'test' ? 'test notification' : 'fired');
+
 const eventType = (kind: string) => (kind === 'resolved' ? 'alert.resolved' : kind === 'test' ? 'alert.test' : 'alert.triggered');
 
 /** A rule's condition as the API shows it. */
@@ -85,7 +88,7 @@ const slackText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 
 /** A Slack incoming-webhook message: a plain `text` (notifications, old clients) and Block Kit blocks. */
 export function slackBody(ctx: FiringContext, publicUrl: string): string {
-  const what = ctx.kind === 'resolved' ? 'resolved' : ctx.kind === 'test' ? 'test notification' : 'fired';
+  const what = eventWord(ctx.kind);
   const icon = ctx.kind === 'resolved' ? ':white_check_mark:' : ctx.kind === 'test' ? ':test_tube:' : ':rotating_light:';
   const level = levelName(Number(ctx.level));
   const window = formatDuration(Number(ctx.windowMs));
@@ -125,9 +128,8 @@ export function createChannels(deps: { db: Db; config: Config; mailer: Mailer | 
     const todo = subs.filter((s) => !done.has(s.id));
     if (subs.length === 0) return { status: 'skipped', error: 'no push subscriptions' };
     const keys = await deps.vapid();
-    const what = ctx.kind === 'resolved' ? 'resolved' : ctx.kind === 'test' ? 'test notification' : 'fired';
     const payload = JSON.stringify({
-      title: headerSafe(`${ctx.ruleName} ${what}`, 120),
+      title: headerSafe(`${ctx.ruleName} ${eventWord(ctx.kind)}`, 120),
       body: `${ctx.matchedCount} ${levelName(Number(ctx.level))} logs within ${formatDuration(Number(ctx.windowMs))} in ${headerSafe(ctx.projectName, 100)}`,
       ruleId: ctx.ruleId,
       projectId: ctx.projectId,

@@ -76,7 +76,8 @@ export class Summariser {
   #levelMask = 0;
   #logs = 0;
   #items: ItemSet | undefined = new ItemSet();
-  #grams: GramSet = { items: new ItemSet(), complete: true };
+  /** The block's grams; undefined once a log gave too many or the block too many (no gram filter then). */
+  #grams: GramSet | undefined = { items: new ItemSet(), complete: true };
   readonly #sliceSize: number;
 
   constructor(
@@ -96,18 +97,17 @@ export class Summariser {
     if (!items) return;
     items.slice = Math.floor((Number(r.seq) - this.first) / this.#sliceSize);
     // A log past the limits, or a block past its item cap, leaves the block without a filter.
-    if (!addLogItems(r, items, this.#grams) || items.size > MAX_ITEMS_PER_BLOCK) this.#items = undefined;
-    if (this.#grams.complete && this.#grams.items.size > MAX_GRAMS_PER_BLOCK) this.#grams.complete = false;
-    // A block without its gram filter needs no grams kept.
-    if (!this.#grams.complete) this.#grams.items = new Set();
+    const grams = this.#grams;
+    if (!addLogItems(r, items, grams) || items.size > MAX_ITEMS_PER_BLOCK) this.#items = undefined;
+    if (grams && (!grams.complete || grams.items.size > MAX_GRAMS_PER_BLOCK)) this.#grams = undefined;
   }
 
   finish(): Summary {
     const items = this.#items;
     const facts = { firstSeq: this.first, lastSeq: this.last, minTs: this.#minTs, maxTs: this.#maxTs, levelMask: this.#levelMask, logs: this.#logs };
     if (!items) return { ...facts, bloom: undefined, slices: undefined, grams: undefined };
-    const grams = this.#grams;
-    const gramFilter = grams.complete && grams.items instanceof ItemSet ? buildBloom(grams.items, grams.items.size, GRAM_BITS_PER_ITEM) : undefined;
+    const grams = this.#grams?.items;
+    const gramFilter = grams ? buildBloom(grams, grams.size, GRAM_BITS_PER_ITEM) : undefined;
     return { ...facts, bloom: buildBloom(items, items.size), slices: buildSliceBlooms(items, SLICES_PER_BLOCK), grams: gramFilter };
   }
 }
