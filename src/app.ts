@@ -160,7 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onReady', async () => {
     await services.start();
     timer = setInterval(() => {
-      Promise.all([services.accounts.housekeeping(), services.alerts.housekeeping()]).catch((err: unknown) => logger.warn({ err }, 'housekeeping failed'));
+      Promise.all([services.accounts.housekeeping(), services.alerts.housekeeping(), services.members.housekeeping()]).catch((err: unknown) => logger.warn({ err }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
     timer.unref();
   });

@@ -27,6 +27,7 @@ import { createOutbox } from './features/notifications/outbox.js';
 import { createPushService } from './features/notifications/push-service.js';
 import { loadVapidKeys, type VapidKeys } from './features/notifications/vapid.js';
 import { createProjectsService } from './features/projects/service.js';
+import { createMembersService } from './features/projects/members.js';
 import { requireUser } from './http/auth.js';
 import { createMetrics } from './metrics.js';
 import { deriveKey } from './secrets.js';
@@ -41,8 +42,20 @@ export function createServices(deps: { config: Config; database: Database; secre
   const db = database.db;
   const now = () => clock.now();
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
-  const accounts = createAccountsService({ db, config, tokens, now, log });
+  const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
   const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
+  const members = createMembersService({ db, now, log, projects, mailer, publicUrl: config.publicUrl });
+  const accounts = createAccountsService({
+    db,
+    config,
+    tokens,
+    now,
+    log,
+    mailer,
+    removeOwnedProjects: (userId) => projects.removeOwnedBy(userId),
+    // This node's tails of the account end at once; other nodes' at their next check.
+    onAccountDeleted: (userId) => hub.closeWhere((_, a) => a.userId === userId, 'the account was deleted'),
+  });
 
   // The logs slice: the engine's log store (made where the database was opened), commits fanned out
   // to this node's tails and to the alert evaluator, and search, stats, tails and retention over it.
@@ -50,6 +63,7 @@ export function createServices(deps: { config: Config; database: Database; secre
   const hub = new TailHub(store, log, now);
   // A deleted project's tails end at once on this node; on other nodes, at their next check.
   projects.onDeleted((projectId) => hub.closeWhere((p) => p === projectId, 'the project was deleted'));
+  members.onRemoved((projectId, userId) => hub.closeWhere((p, a) => p === projectId && a.userId === userId, 'you are no longer a member of this project'));
   const commits = createCommitFanOut(hub, log);
   const queue = new IngestQueue(store.writer, {
     maxQueuedLogs: config.ingestQueueLimit,
@@ -84,9 +98,8 @@ export function createServices(deps: { config: Config; database: Database; secre
       throw err;
     }));
   const metrics = createMetrics({ queuedLogs: () => logs.queue.queuedLogs, openTails: () => logs.openTails() });
-  const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
   const destinations = createDestinationsService({ db, now, encryptionKey: deriveKey(secretKey, 'webhook-secret-encryption'), config, projects });
-  const channels = createChannels({ db, config, mailer, vapid, destinations, now });
+  const channels = createChannels({ db, config, mailer, vapid, destinations, recipients: (projectId) => members.notified(projectId), now });
   const outbox = createOutbox({ db, config, now, log, mailer, channels, onFinished: (channel, status) => metrics.deliveries.inc({ channel, status }) });
   const alerts = createAlertsService({
     db,
@@ -131,13 +144,14 @@ export function createServices(deps: { config: Config; database: Database; secre
     tokens,
     accounts,
     projects,
+    members,
     logs,
     alerts,
     destinations,
     push,
     outbox,
     metrics,
-    requireUser: requireUser(tokens),
+    requireUser: requireUser(tokens, (userId) => accounts.exists(userId)),
     /** Resolves when every log committed so far has been checked against the alert rules (tests wait on it). */
     alertsCaughtUp: () => evaluations.drain(),
     tailHeartbeatMs: config.tailHeartbeatMs,

@@ -190,6 +190,49 @@ export interface PushSubscriptionsTable {
   created_at: number;
 }
 
+export interface ProjectMembersTable {
+  project_id: string;
+  user_id: string;
+  /** `owner` (exactly one, the same user as projects.user_id), `admin` or `member`. */
+  role: string;
+  joined_at: number;
+  /** 1: this member gets no alert notifications of the project. */
+  notifications_muted: number;
+}
+
+export interface ProjectInvitationsTable {
+  id: string;
+  project_id: string;
+  /** Normalised (trimmed, lower-cased): only this account may accept. */
+  email: string;
+  role: string;
+  /** SHA-256 of the token mailed to the address. */
+  token_hash: string;
+  invited_by: string;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+}
+
+export interface PasswordResetsTable {
+  /** SHA-256 of the token mailed to the account. */
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** One login: a refresh-token family (its id is the family id and the access token's `sid`). */
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: number;
+  last_used_at: number;
+  user_agent: string | null;
+  ip: string | null;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -224,6 +267,10 @@ export interface DatabaseSchema {
   idempotency_keys: IdempotencyKeysTable;
   refresh_tokens: RefreshTokensTable;
   login_throttle: LoginThrottleTable;
+  project_members: ProjectMembersTable;
+  project_invitations: ProjectInvitationsTable;
+  password_resets: PasswordResetsTable;
+  sessions: SessionsTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

@@ -21,8 +21,12 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** A preHandler that accepts only a valid access token and sets `request.userId`, `sessionId` and `tokenExpiresAt`. */
-export function requireUser(tokens: AccessTokens): preHandlerAsyncHookHandler {
+/**
+ * A preHandler that accepts only a valid access token of an account that still exists, and sets
+ * `request.userId`, `sessionId` and `tokenExpiresAt`. A deleted account's tokens fail at once, on
+ * every node (one primary-key lookup per request).
+ */
+export function requireUser(tokens: AccessTokens, accountExists: (userId: string) => Promise<boolean>): preHandlerAsyncHookHandler {
   return async function requireUserHook(request) {
     const token = bearerToken(request);
     if (!token) throw new AppError('UNAUTHORIZED', 'Authentication required: send an access token as `Authorization: Bearer <token>`.');
@@ -32,6 +36,7 @@ export function requireUser(tokens: AccessTokens): preHandlerAsyncHookHandler {
         ? new AppError('TOKEN_EXPIRED', 'The access token has expired; get a new one from POST /v1/auth/refresh.')
         : new AppError('UNAUTHORIZED', 'The access token is not valid.');
     }
+    if (!(await accountExists(result.userId))) throw new AppError('UNAUTHORIZED', 'The access token is not valid: its account no longer exists.');
     request.userId = result.userId;
     request.sessionId = result.sessionId;
     request.tokenExpiresAt = result.expiresAt;

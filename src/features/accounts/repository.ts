@@ -120,3 +120,98 @@ export async function deleteStaleThrottles(db: Executor, before: number): Promis
   const result = await db.deleteFrom('login_throttle').where('window_start', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+// Sessions: one row per login (refresh-token family)
+
+export async function insertSession(db: Executor, row: { id: string; user_id: string; created_at: number; user_agent: string | null; ip: string | null }): Promise<void> {
+  await db.insertInto('sessions').values({ ...row, last_used_at: row.created_at }).execute();
+}
+
+export async function touchSession(db: Executor, id: string, now: number): Promise<void> {
+  await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', id).execute();
+}
+
+/** The user's logins that still hold a live refresh token, newest first. */
+export function liveSessionsOf(db: Executor, userId: string, now: number) {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('refresh_tokens')
+          .select('refresh_tokens.id')
+          .whereRef('refresh_tokens.family_id', '=', 'sessions.id')
+          .where('refresh_tokens.used_at', 'is', null)
+          .where('refresh_tokens.revoked_at', 'is', null)
+          .where('refresh_tokens.expires_at', '>', now),
+      ),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(200)
+    .execute();
+}
+
+/** Ends one login of the user: its refresh tokens revoked, its row gone. False when the user has no such login. */
+export async function endSession(db: Executor, userId: string, id: string, now: number): Promise<boolean> {
+  const owned = await db.selectFrom('sessions').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  const tokens = await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  await db.deleteFrom('sessions').where('id', '=', id).where('user_id', '=', userId).execute();
+  return owned !== undefined || Number(tokens.numUpdatedRows) > 0;
+}
+
+/** Ends every login of the user but `keep` (if given). */
+export async function endOtherSessions(db: Executor, userId: string, keep: string | undefined, now: number): Promise<void> {
+  let tokens = db.updateTable('refresh_tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null);
+  let sessions = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (keep !== undefined) {
+    tokens = tokens.where('family_id', '!=', keep);
+    sessions = sessions.where('id', '!=', keep);
+  }
+  await tokens.execute();
+  await sessions.execute();
+}
+
+/** Logins whose every refresh token has gone (expired and swept). */
+export async function deleteEmptySessions(db: Executor): Promise<number> {
+  const result = await db
+    .deleteFrom('sessions')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('refresh_tokens').select('refresh_tokens.id').whereRef('refresh_tokens.family_id', '=', 'sessions.id'))))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+// Password resets
+
+export async function insertPasswordReset(db: Executor, row: { token_hash: string; user_id: string; created_at: number; expires_at: number }): Promise<void> {
+  await db.insertInto('password_resets').values({ ...row, used_at: null }).execute();
+}
+
+/** Uses a live reset token, once: of concurrent confirms exactly one gets the user back. */
+export async function consumePasswordReset(db: Executor, tokenHash: string, now: number): Promise<string | undefined> {
+  const row = await db
+    .updateTable('password_resets')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('user_id')
+    .executeTakeFirst();
+  return row?.user_id;
+}
+
+export async function deleteStalePasswordResets(db: Executor, before: number): Promise<number> {
+  const result = await db.deleteFrom('password_resets').where('expires_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function deleteUser(db: Executor, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function deleteThrottle(db: Executor, key: string): Promise<void> {
+  await db.deleteFrom('login_throttle').where('key', '=', key).execute();
+}

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { AppError } from '../../errors.js';
 import { bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
+import { IdParams, ListOf } from '../../http/schemas.js';
 import { clearRefreshCookie, refreshTokenFromCookie, setRefreshCookie, wantsCookie } from '../../http/cookies.js';
 import type { AccountsService } from './service.js';
 import * as S from './schemas.js';
@@ -36,6 +37,8 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
     });
   }
 
+  const clientOf = (req: FastifyRequest) => ({ userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined, ip: req.ip });
+
   return async function (app: FastifyInstance) {
     const r = app.withTypeProvider<TypeBoxTypeProvider>();
     // Token responses must not be cached by browsers or proxies (RFC 6749 §5.1).
@@ -51,7 +54,7 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
         body: S.SignupBody,
         response: { 201: S.SessionResponse, ...errorResponses(400, 409, 413, 415) },
       },
-    }, async (req, reply) => reply.status(201).send(issue(req, reply, await accounts.signup(req.body), wantsCookie(req))));
+    }, async (req, reply) => reply.status(201).send(issue(req, reply, await accounts.signup(req.body, clientOf(req)), wantsCookie(req))));
 
     r.post('/auth/login', {
       schema: {
@@ -61,7 +64,7 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
         body: S.LoginBody,
         response: { 200: S.SessionResponse, ...errorResponses(400, 401, 413, 415, 429) },
       },
-    }, async (req, reply) => issue(req, reply, await accounts.login(req.body, req.ip), wantsCookie(req)));
+    }, async (req, reply) => issue(req, reply, await accounts.login(req.body, req.ip, clientOf(req)), wantsCookie(req)));
 
     // Refresh and logout take their token from the cookie when the body has none, so a console can
     // send `{}`, or no body at all (even with Content-Type: application/json), and both mean "{}".
@@ -121,6 +124,78 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
       const me = await accounts.me(req.userId);
       if (!me) throw new AppError('UNAUTHORIZED', 'The access token is not valid.');
       return me;
+    });
+
+    r.post('/auth/password', {
+      preHandler: requireUser,
+      schema: {
+        operationId: 'changePassword', tags, summary: 'Change your password', security: bearerSecurity,
+        description: 'Every other login of the account ends (its refresh token fails); this one stays. Access tokens already issued stay valid until they expire. A wrong current password is 401 INVALID_CREDENTIALS, and counts against the login throttle.',
+        body: S.ChangePasswordBody,
+        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    }, async (req, reply) => {
+      await accounts.changePassword(req.userId, req.sessionId, req.body, req.ip);
+      return reply.status(204).send(null);
+    });
+
+    r.post('/auth/password-reset', {
+      schema: {
+        operationId: 'requestPasswordReset', tags, summary: 'Mail a password reset link',
+        description: 'Answers 202 `{}` whether or not the email has an account. An account gets a mail with `<PUBLIC_URL>/reset-password#token=<token>`, good once for 30 minutes. Requests are throttled per email and per address like logins, on their own counter.',
+        body: S.ResetRequestBody,
+        response: { 202: S.Accepted, ...errorResponses(400, 413, 415, 429) },
+      },
+    }, async (req, reply) => {
+      await accounts.requestPasswordReset(req.body, req.ip);
+      return reply.status(202).send({});
+    });
+
+    r.post('/auth/password-reset/confirm', {
+      schema: {
+        operationId: 'confirmPasswordReset', tags, summary: 'Set a new password with a reset token',
+        description: 'Every login of the account ends. An unknown, used or expired token is 400 VALIDATION_ERROR at /token; a body refused by its schema does not use the token.',
+        body: S.ResetConfirmBody,
+        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(400, 413, 415) },
+      },
+    }, async (req, reply) => {
+      await accounts.confirmPasswordReset(req.body);
+      return reply.status(204).send(null);
+    });
+
+    r.get('/auth/sessions', {
+      preHandler: requireUser,
+      schema: {
+        operationId: 'listSessions', tags, summary: 'Your logins', security: bearerSecurity,
+        description: 'One per signup or login that can still refresh, newest first; `lastUsedAt` moves on each refresh.',
+        response: { 200: ListOf(S.Session), ...errorResponses(401) },
+      },
+    }, async (req) => ({ data: await accounts.sessions(req.userId, req.sessionId) }));
+
+    r.delete('/auth/sessions/:id', {
+      preHandler: requireUser,
+      schema: {
+        operationId: 'revokeSession', tags, summary: 'Sign out one login', security: bearerSecurity,
+        description: 'That login\'s refresh token then fails with INVALID_REFRESH_TOKEN, and its live tails end.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 404) },
+      },
+    }, async (req, reply) => {
+      await accounts.revokeSession(req.userId, req.params.id);
+      return reply.status(204).send(null);
+    });
+
+    r.delete('/account', {
+      preHandler: requireUser,
+      schema: {
+        operationId: 'deleteAccount', tags, summary: 'Delete your account for good', security: bearerSecurity,
+        description: 'Needs the password. The account, the projects it owns with everything in them, its push subscriptions, logins and memberships are deleted; its access tokens answer 401 at once; the email can sign up again.',
+        body: S.DeleteAccountBody,
+        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    }, async (req, reply) => {
+      await accounts.deleteAccount(req.userId, req.body, req.ip);
+      return reply.status(204).send(null);
     });
   };
 }

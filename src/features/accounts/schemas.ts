@@ -51,3 +51,25 @@ export const TokenPairResponse = Type.Object({ accessToken: AccessToken, refresh
 export const TransportHeaders = Type.Object({
   'x-refresh-token-transport': Type.Optional(Type.String({ enum: ['cookie', 'body'], description: '`cookie` (the web console): the refresh token is set as an HttpOnly cookie and left out of the body' })),
 });
+
+const CurrentPassword = Type.String({ minLength: 1, maxLength: 256 });
+export const ChangePasswordBody = Type.Object({ currentPassword: CurrentPassword, newPassword: NewPassword }, { additionalProperties: false });
+export const ResetRequestBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) }, { additionalProperties: false });
+export const ResetConfirmBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 512, description: 'The token from the mailed link' }), newPassword: NewPassword },
+  { additionalProperties: false },
+);
+export const DeleteAccountBody = Type.Object({ password: CurrentPassword }, { additionalProperties: false });
+export const Accepted = Type.Object({}, { additionalProperties: false });
+
+export const Session = Type.Object(
+  {
+    id: Type.String({ description: 'Prefixed with ses_ (logins made before sessions were listed keep their older rtf_ id)' }),
+    createdAt: Timestamp,
+    lastUsedAt: Timestamp,
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    current: Type.Boolean({ description: 'The login whose access token made this request' }),
+  },
+  { additionalProperties: false },
+);

@@ -2,8 +2,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/types.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { AppError, validationError } from '../../errors.js';
-import { newId } from '../../ids.js';
+import { AppError, notFound, validationError } from '../../errors.js';
+import { isId, newId } from '../../ids.js';
+import { resetEmail, sendLater } from '../notifications/account-mail.js';
+import type { Mailer } from '../notifications/email.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
 import { periodEnd } from '../plans/plans.js';
 import { isValidEmail, normaliseEmail } from './email-address.js';
@@ -21,6 +23,24 @@ export interface Me extends User {
   subscription: { plan: string; status: string; periodEnd: string };
 }
 
+/** Where a login came from, as the sessions list shows it. */
+export interface ClientInfo {
+  userAgent?: string;
+  ip?: string;
+}
+
+export interface Session {
+  id: string;
+  createdAt: string;
+  lastUsedAt: string;
+  userAgent: string | null;
+  ip: string | null;
+  current: boolean;
+}
+
+/** How long a password reset link works. */
+export const RESET_TOKEN_MINUTES = 30;
+
 export interface TokenPair {
   accessToken: string;
   refreshToken: string;
@@ -36,17 +56,47 @@ const invalidRefreshToken = () => new AppError('INVALID_REFRESH_TOKEN', 'The ref
 
 export function createAccountsService(deps: {
   db: Db;
-  config: Pick<Config, 'defaultPlan' | 'refreshTokenTtlMs' | 'loginMaxAttempts' | 'loginMaxAttemptsPerIp' | 'loginWindowMs'>;
+  config: Pick<Config, 'defaultPlan' | 'publicUrl' | 'refreshTokenTtlMs' | 'loginMaxAttempts' | 'loginMaxAttemptsPerIp' | 'loginWindowMs'>;
   tokens: AccessTokens;
   now: () => number;
   log: FastifyBaseLogger;
+  mailer: Mailer | undefined;
+  /** Deletes every project the user owns, with everything in it (account deletion). */
+  removeOwnedProjects: (userId: string) => Promise<void>;
+  /** Told when an account is gone, so this node ends what it still holds open for it (live tails). */
+  onAccountDeleted: (userId: string) => void;
 }) {
-  const { db, config, tokens, now, log } = deps;
+  const { db, config, tokens, now, log, mailer } = deps;
 
-  /** Starts a new login: a new refresh-token family and an access token bound to it. */
-  async function startSession(userId: string): Promise<TokenPair> {
-    const familyId = newId('rtf', now());
+  /** Starts a new login: a new refresh-token family (its session row says where from) and an access token bound to it. */
+  async function startSession(userId: string, client: ClientInfo): Promise<TokenPair> {
+    const t = now();
+    const familyId = newId('ses', t);
+    await repo.insertSession(db, { id: familyId, user_id: userId, created_at: t, user_agent: client.userAgent?.slice(0, 256) ?? null, ip: client.ip ?? null });
     return { accessToken: await tokens.issue(userId, familyId), refreshToken: await newRefreshToken(db, userId, familyId) };
+  }
+
+  /**
+   * Checks the password of a signed-in user (changing it, deleting the account) against the same
+   * throttle as logins for their email, so a stolen access token cannot be used to guess it.
+   */
+  async function checkPassword(user: repo.UserRow, password: string, ip: string): Promise<void> {
+    const taken = await reserve(throttleKeys(user.email, ip));
+    let ok: boolean;
+    try {
+      ok = await verifyPassword(user.password_hash, password);
+    } catch (err) {
+      await release(taken, 'succeeded').catch(() => {});
+      throw err;
+    }
+    await release(taken, ok ? 'succeeded' : 'failed');
+    if (!ok) throw invalidCredentials();
+  }
+
+  async function signedInUser(userId: string): Promise<repo.UserRow> {
+    const user = await repo.findUserById(db, userId);
+    if (!user) throw new AppError('UNAUTHORIZED', 'The access token is not valid.');
+    return user;
   }
 
   async function newRefreshToken(executor: Parameters<typeof repo.insertRefreshToken>[0], userId: string, familyId: string): Promise<string> {
@@ -67,10 +117,10 @@ export function createAccountsService(deps: {
    * The throttle keys a login attempt counts against, with each key's limit. Keys hold digests,
    * so any input makes a well-formed key and the table stores no addresses in the clear.
    */
-  function throttleKeys(email: string, ip: string) {
+  function throttleKeys(email: string, ip: string, counter: '' | 'reset-' = '') {
     return [
-      { key: `email:${sha256Hex(email)}`, limit: config.loginMaxAttempts },
-      { key: `ip:${sha256Hex(ip)}`, limit: config.loginMaxAttemptsPerIp },
+      { key: `${counter}email:${sha256Hex(email)}`, limit: config.loginMaxAttempts },
+      { key: `${counter}ip:${sha256Hex(ip)}`, limit: config.loginMaxAttemptsPerIp },
     ];
   }
 
@@ -91,7 +141,8 @@ export function createAccountsService(deps: {
         continue;
       }
       await release(taken, 'succeeded');
-      throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', { retryAfter: await waitFor(key) });
+      const what = key.startsWith('reset-') ? 'password reset requests' : 'failed sign-in attempts';
+      throw new AppError('RATE_LIMITED', `Too many ${what}. Try again later.`, { retryAfter: await waitFor(key) });
     }
     return taken;
   }
@@ -111,7 +162,7 @@ export function createAccountsService(deps: {
   }
 
   return {
-    async signup(input: { email: string; password: string }): Promise<{ user: User } & TokenPair> {
+    async signup(input: { email: string; password: string }, client: ClientInfo = {}): Promise<{ user: User } & TokenPair> {
       if (!isValidEmail(input.email)) throw validationError('/email', 'must be a valid email address');
       const t = now();
       const row: repo.UserRow = {
@@ -129,10 +180,10 @@ export function createAccountsService(deps: {
         if (isUniqueViolation(err)) throw new AppError('EMAIL_TAKEN', 'An account with this email already exists.');
         throw err;
       }
-      return { user: toUser(row), ...(await startSession(row.id)) };
+      return { user: toUser(row), ...(await startSession(row.id, client)) };
     },
 
-    async login(input: { email: string; password: string }, ip: string): Promise<{ user: User } & TokenPair> {
+    async login(input: { email: string; password: string }, ip: string, client: ClientInfo = {}): Promise<{ user: User } & TokenPair> {
       const email = normaliseEmail(input.email);
       const keys = throttleKeys(email, ip);
       const taken = await reserve(keys);
@@ -156,7 +207,7 @@ export function createAccountsService(deps: {
       await repo.endAttempt(db, taken[0]!.key, taken[0]!.windowStart, 'reset');
       await release(taken.slice(1), 'succeeded');
       if (needsRehash(user.password_hash)) await repo.updatePasswordHash(db, user.id, await hashPassword(input.password), now());
-      return { user: toUser(user), ...(await startSession(user.id)) };
+      return { user: toUser(user), ...(await startSession(user.id, { ...client, ip })) };
     },
 
     /**
@@ -172,7 +223,10 @@ export function createAccountsService(deps: {
         if (!row) return undefined;
         return { userId: row.user_id, familyId: row.family_id, refreshToken: await newRefreshToken(tx, row.user_id, row.family_id) };
       });
-      if (rotated) return { accessToken: await tokens.issue(rotated.userId, rotated.familyId), refreshToken: rotated.refreshToken };
+      if (rotated) {
+        await repo.touchSession(db, rotated.familyId, now());
+        return { accessToken: await tokens.issue(rotated.userId, rotated.familyId), refreshToken: rotated.refreshToken };
+      }
 
       const known = await repo.findRefreshToken(db, hash);
       if (known && known.used_at !== null) {
@@ -185,7 +239,77 @@ export function createAccountsService(deps: {
     /** Ends the login the refresh token belongs to, if it belongs to this user; silent otherwise. */
     async logout(userId: string, refreshToken: string): Promise<void> {
       const known = await repo.findRefreshToken(db, sha256Hex(refreshToken));
-      if (known && known.user_id === userId) await repo.revokeFamily(db, known.family_id, now());
+      if (known && known.user_id === userId) await repo.endSession(db, userId, known.family_id, now());
+    },
+
+    /** Whether the account still exists: a deleted account's access tokens answer 401 at once. */
+    async exists(userId: string): Promise<boolean> {
+      return (await repo.findUserById(db, userId)) !== undefined;
+    },
+
+    /** Changes the password; every other login ends (its refresh token fails), the caller's stays. */
+    async changePassword(userId: string, sessionId: string, input: { currentPassword: string; newPassword: string }, ip: string): Promise<void> {
+      const user = await signedInUser(userId);
+      await checkPassword(user, input.currentPassword, ip);
+      const passwordHash = await hashPassword(input.newPassword);
+      await db.transaction().execute(async (tx) => {
+        await repo.updatePasswordHash(tx, userId, passwordHash, now());
+        await repo.endOtherSessions(tx, userId, sessionId, now());
+      });
+    },
+
+    /**
+     * Mails a reset link to the account, if there is one; the answer is the same either way, and
+     * the mail goes after it. Requests count per email and per address on their own counter.
+     */
+    async requestPasswordReset(input: { email: string }, ip: string): Promise<void> {
+      const email = normaliseEmail(input.email);
+      await release(await reserve(throttleKeys(email, ip, 'reset-')), 'failed');
+      const user = isValidEmail(email) ? await repo.findUserByEmail(db, email) : undefined;
+      if (!user) return;
+      const token = randomToken(32);
+      const t = now();
+      await repo.insertPasswordReset(db, { token_hash: sha256Hex(token), user_id: user.id, created_at: t, expires_at: t + RESET_TOKEN_MINUTES * 60_000 });
+      sendLater(mailer, log, user.email, resetEmail(`${config.publicUrl}/reset-password#token=${token}`, RESET_TOKEN_MINUTES), 'password reset');
+    },
+
+    /** Sets a new password with a reset token (once, within 30 minutes); every login of the account ends. */
+    async confirmPasswordReset(input: { token: string; newPassword: string }): Promise<void> {
+      const passwordHash = await hashPassword(input.newPassword);
+      const done = await db.transaction().execute(async (tx) => {
+        const userId = await repo.consumePasswordReset(tx, sha256Hex(input.token), now());
+        if (!userId) return false;
+        await repo.updatePasswordHash(tx, userId, passwordHash, now());
+        await repo.endOtherSessions(tx, userId, undefined, now());
+        return true;
+      });
+      if (!done) throw validationError('/token', 'is unknown, already used or expired: ask for a new reset link');
+    },
+
+    /** The user's live logins, newest first; `current` marks the one that made this request. */
+    async sessions(userId: string, sessionId: string): Promise<Session[]> {
+      const rows = await repo.liveSessionsOf(db, userId, now());
+      return rows.map((r) => ({ id: r.id, createdAt: iso(Number(r.created_at)), lastUsedAt: iso(Number(r.last_used_at)), userAgent: r.user_agent, ip: r.ip, current: r.id === sessionId }));
+    },
+
+    /** Ends one of the user's logins; another user's or an unknown one is a 404. */
+    async revokeSession(userId: string, id: string): Promise<void> {
+      const known = (isId('ses', id) || isId('rtf', id)) && (await repo.endSession(db, userId, id, now()));
+      if (!known) throw notFound('session');
+    },
+
+    /**
+     * Deletes the account after checking its password: its projects with everything in them, then
+     * the user row, whose foreign keys take its logins, push subscriptions, memberships, invitations
+     * and reset tokens with it. Its access tokens answer 401 from then on (requireUser checks the account).
+     */
+    async deleteAccount(userId: string, input: { password: string }, ip: string): Promise<void> {
+      const user = await signedInUser(userId);
+      await checkPassword(user, input.password, ip);
+      await deps.removeOwnedProjects(userId);
+      await repo.deleteUser(db, userId);
+      for (const counter of ['', 'reset-'] as const) await repo.deleteThrottle(db, throttleKeys(user.email, ip, counter)[0]!.key);
+      deps.onAccountDeleted(userId);
     },
 
     async me(userId: string): Promise<Me | undefined> {
@@ -198,12 +322,14 @@ export function createAccountsService(deps: {
     },
 
     /** Removes refresh tokens long past use and login-throttle windows that have closed. */
-    async housekeeping(): Promise<{ refreshTokens: number; throttles: number }> {
+    async housekeeping(): Promise<{ refreshTokens: number; throttles: number; sessions: number; passwordResets: number }> {
       const t = now();
       return {
         // Kept one extra lifetime after expiry, so a late replay still revokes its family.
         refreshTokens: await repo.deleteExpiredRefreshTokens(db, t - config.refreshTokenTtlMs),
         throttles: await repo.deleteStaleThrottles(db, t - config.loginWindowMs),
+        sessions: await repo.deleteEmptySessions(db),
+        passwordResets: await repo.deleteStalePasswordResets(db, t - RESET_TOKEN_MINUTES * 60_000),
       };
     },
   };

@@ -12,19 +12,22 @@ export async function countRules(db: Executor, projectId: string): Promise<numbe
   return Number(row.n);
 }
 
-/** A rule, if its project belongs to the user. */
-export function findOwnedRule(db: Executor, userId: string, id: string): Promise<RuleRow | undefined> {
+/** A rule, if the user is a member of its project. */
+export function findMemberRule(db: Executor, userId: string, id: string): Promise<RuleRow | undefined> {
   return db
     .selectFrom('alert_rules')
-    .innerJoin('projects', 'projects.id', 'alert_rules.project_id')
+    .innerJoin('project_members', (j) => j.onRef('project_members.project_id', '=', 'alert_rules.project_id').on('project_members.user_id', '=', userId))
     .selectAll('alert_rules')
     .where('alert_rules.id', '=', id)
-    .where('projects.user_id', '=', userId)
     .executeTakeFirst();
 }
 
+/** The rules of every project the user is a member of (or of one of them). */
 export function listRules(db: Executor, userId: string, projectId?: string): Promise<RuleRow[]> {
-  let q = db.selectFrom('alert_rules').innerJoin('projects', 'projects.id', 'alert_rules.project_id').selectAll('alert_rules').where('projects.user_id', '=', userId);
+  let q = db
+    .selectFrom('alert_rules')
+    .innerJoin('project_members', (j) => j.onRef('project_members.project_id', '=', 'alert_rules.project_id').on('project_members.user_id', '=', userId))
+    .selectAll('alert_rules');
   if (projectId !== undefined) q = q.where('alert_rules.project_id', '=', projectId);
   return q.orderBy('alert_rules.created_at').orderBy('alert_rules.id').execute();
 }

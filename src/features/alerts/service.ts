@@ -13,7 +13,7 @@ import type { Query } from '../logs/query/index.js';
 import type { AlertCount, AlertCountRow } from '../logs/writer.js';
 import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
-import { findOwnedProject } from '../projects/repository.js';
+import { findMemberProject } from '../projects/repository.js';
 import * as repo from './repository.js';
 import type { Channels } from '../notifications/channels.js';
 import type { FiringContext } from '../notifications/repository.js';
@@ -139,7 +139,7 @@ export function createAlertsService(deps: {
     return kept;
   }
   async function owned(userId: string, id: string): Promise<repo.RuleRow> {
-    const row = isId('alt', id) ? await repo.findOwnedRule(db, userId, id) : undefined;
+    const row = isId('alt', id) ? await repo.findMemberRule(db, userId, id) : undefined;
     if (!row) throw ruleNotFound();
     return row;
   }
@@ -234,13 +234,14 @@ export function createAlertsService(deps: {
       if (name === '') throw validationError('/name', 'must not be blank');
       return db.transaction().execute(async (tx) => {
         // The project row's lock serialises creates under one project, so the cap holds under races.
-        const project = isId('proj', input.projectId) ? await findOwnedProject(tx, userId, input.projectId) : undefined;
+        // Any member may add a rule; the cap is the owner's plan's, whoever creates it.
+        const project = isId('proj', input.projectId) ? await findMemberProject(tx, userId, input.projectId) : undefined;
         if (!project) throw notFound('project');
         await lockRow(tx, 'projects', project.id);
-        const user = await findUserById(tx, userId);
-        if (!user) throw new AppError('UNAUTHORIZED', 'The access token is not valid.');
-        const check = checkLimit(user.plan, 'alerts', await repo.countRules(tx, project.id));
-        if (!check.ok) throw new AppError('PLAN_LIMIT_EXCEEDED', check.message, { details: { resource: 'alerts', limit: check.limit, plan: user.plan } });
+        const owner = await findUserById(tx, project.user_id);
+        if (!owner) throw notFound('project');
+        const check = checkLimit(owner.plan, 'alerts', await repo.countRules(tx, project.id));
+        if (!check.ok) throw new AppError('PLAN_LIMIT_EXCEEDED', `${check.message.replace(/^Your /, 'The project owner\'s ')}`, { details: { resource: 'alerts', limit: check.limit, plan: owner.plan } });
         const t = now();
         const row: repo.RuleRow = {
           state: 'ok',
@@ -273,7 +274,7 @@ export function createAlertsService(deps: {
 
     async list(userId: string, projectId: string | undefined): Promise<AlertRule[]> {
       if (projectId !== undefined) {
-        const project = isId('proj', projectId) ? await findOwnedProject(db, userId, projectId) : undefined;
+        const project = isId('proj', projectId) ? await findMemberProject(db, userId, projectId) : undefined;
         if (!project) throw notFound('project');
       }
       return (await repo.listRules(db, userId, projectId)).map(presentRule);
@@ -456,12 +457,9 @@ export function createAlertsService(deps: {
       const from = windowFrom(windowMs, t);
       const count = windowTotals(await repo.countsSince(db, [row.id], from), new Map([[row.id, from]])).get(row.id) ?? 0;
       const sample = deps.sampleOf ? await deps.sampleOf(userId, row, t - windowMs, t) : [];
-      const owner = await db
-        .selectFrom('projects')
-        .innerJoin('users', 'users.id', 'projects.user_id')
-        .select(['projects.name as projectName', 'users.id as userId', 'users.email as ownerEmail'])
-        .where('projects.id', '=', row.project_id)
-        .executeTakeFirstOrThrow();
+      // A test goes to the member who asked for it, not to the whole team.
+      const project = await db.selectFrom('projects').select('name').where('id', '=', row.project_id).executeTakeFirstOrThrow();
+      const caller = await findUserById(db, userId);
       const ctx: FiringContext = {
         historyId: null,
         kind: 'test',
@@ -479,7 +477,8 @@ export function createAlertsService(deps: {
         pattern: row.pattern,
         query: row.query,
         projectId: row.project_id,
-        ...owner,
+        projectName: project.name,
+        recipients: caller ? [{ userId, email: caller.email }] : [],
       };
       const deliveries = await Promise.all(
         row.channels

@@ -26,7 +26,7 @@ function decodeCursor(cursor: string): repo.Position {
   return { ts: Number(m[1]), seq: Number(m[2]) };
 }
 
-export function createSearch(deps: { store: Pick<LogStore, 'page'>; reader: LogReader; config: Pick<Config, 'queryBudgetMs'>; projects: Pick<ProjectsService, 'assertOwned'> }) {
+export function createSearch(deps: { store: Pick<LogStore, 'page'>; reader: LogReader; config: Pick<Config, 'queryBudgetMs'>; projects: Pick<ProjectsService, 'assertRole'> }) {
   const { store, reader, config, projects } = deps;
 
   /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
@@ -42,10 +42,10 @@ export function createSearch(deps: { store: Pick<LogStore, 'page'>; reader: LogR
     if (sqlOnly && filter.q === undefined) {
       // Nothing for the index to probe. The ownership check and the page are read together; a
       // stranger's page is never answered.
-      const [, rows] = await Promise.all([projects.assertOwned(userId, projectId), reader.withBudget(() => store.page(projectId, filter, position, limit + 1))]);
+      const [, rows] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.page(projectId, filter, position, limit + 1))]);
       return sqlPage(rows);
     }
-    await projects.assertOwned(userId, projectId);
+    await projects.assertRole(userId, projectId);
     const deadline = Date.now() + config.queryBudgetMs;
     // A query, a pattern, or a legacy substring (the words wholly inside it) may rule blocks out.
     const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline, sqlOnly);

@@ -40,13 +40,13 @@ export function createStats(deps: {
   reader: LogReader;
   config: Pick<Config, 'queryBudgetMs' | 'groupByMaxValues'>;
   now: () => number;
-  projects: Pick<ProjectsService, 'assertOwned'>;
+  projects: Pick<ProjectsService, 'assertRole'>;
 }) {
   const { store, reader, config, now, projects } = deps;
 
   async function stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined, groupBy?: string): Promise<StatsResult> {
     const group = groupBy !== undefined && groupBy.trim() !== '' ? parseGroupBy(groupBy) : undefined;
-    await projects.assertOwned(userId, projectId);
+    await projects.assertRole(userId, projectId);
     const to = filter.to ?? now();
     const from = filter.from ?? to - 86_400_000;
     const span = Math.max(1, to - from);

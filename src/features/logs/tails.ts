@@ -17,7 +17,7 @@ export function createTails(deps: {
   config: Pick<Config, 'maxTails' | 'maxTailsPerUser'>;
   now: () => number;
   log: FastifyBaseLogger;
-  projects: Pick<ProjectsService, 'assertOwned' | 'ownersOf'>;
+  projects: Pick<ProjectsService, 'assertRole' | 'memberships'>;
   /** Which of these logins (access-token `sid`s) are still live: tails end with theirs. */
   liveSessions: (sessionIds: string[]) => Promise<Set<string>>;
 }) {
@@ -27,11 +27,11 @@ export function createTails(deps: {
   /**
    * Opens a live tail after checking ownership, the per-user cap and the node's cap. The tail ends
    * when its access token expires, when its login ends (logout, revoked) or when the project is
-   * deleted or changes hands, whichever comes first.
+   * deleted or the user is no longer a member, whichever comes first.
    */
   async function openTail(authority: TailAuthority, projectId: string, filter: LogFilter, afterSeq: number | undefined, sink: TailSink): Promise<TailHandle> {
     const { userId } = authority;
-    await projects.assertOwned(userId, projectId);
+    await projects.assertRole(userId, projectId);
     if (hub.openCount(userId) >= config.maxTailsPerUser) {
       throw new AppError('RATE_LIMITED', `At most ${config.maxTailsPerUser} live tails can be open per user; close one first.`, { retryAfter: 5 });
     }
@@ -45,9 +45,12 @@ export function createTails(deps: {
   async function recheckTails(): Promise<number> {
     const open = hub.tails();
     if (open.length === 0) return 0;
-    const [live, owners] = await Promise.all([liveSessions([...new Set(open.map((t) => t.authority.sessionId))]), projects.ownersOf([...new Set(open.map((t) => t.projectId))])]);
+    const [live, members] = await Promise.all([
+      liveSessions([...new Set(open.map((t) => t.authority.sessionId))]),
+      projects.memberships(open.map((t) => ({ projectId: t.projectId, userId: t.authority.userId }))),
+    ]);
     const t = now();
-    let ended = hub.closeWhere((projectId, a) => owners.get(projectId) !== a.userId, 'the project is gone, or no longer yours');
+    let ended = hub.closeWhere((projectId, a) => !members.has(`${projectId}\n${a.userId}`), 'the project is gone, or you are no longer one of its members');
     ended += hub.closeWhere((_, a) => !live.has(a.sessionId), 'the login that opened this tail has ended (logged out or revoked)');
     ended += hub.closeWhere((_, a) => a.expiresAt <= t, 'the access token expired; reconnect with a fresh one');
     return ended;

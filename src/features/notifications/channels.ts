@@ -17,7 +17,7 @@ import type { DestinationsService, DestinationType } from './destinations.js';
 import { alertEmail, headerSafe, type Mailer } from './email.js';
 import { postJson, RefusedError } from './outbound.js';
 import { isAllowedPushEndpoint } from './push-origins.js';
-import type { FiringContext } from './repository.js';
+import type { FiringContext, Recipient } from './repository.js';
 import type { VapidKeys } from './vapid.js';
 
 /** What one attempt at a delivery came to. `retry` keeps it pending for another attempt. */
@@ -112,17 +112,45 @@ interface TargetsState {
   failed?: Record<string, string>;
 }
 
-export function createChannels(deps: { db: Db; config: Config; mailer: Mailer | undefined; vapid: () => Promise<VapidKeys>; destinations: Pick<DestinationsService, 'targets'>; now: () => number }) {
+export function createChannels(deps: {
+  db: Db;
+  config: Config;
+  mailer: Mailer | undefined;
+  vapid: () => Promise<VapidKeys>;
+  destinations: Pick<DestinationsService, 'targets'>;
+  /** Who a project's alerts go to by email and push: its members who have not muted it. */
+  recipients: (projectId: string) => Promise<Recipient[]>;
+  now: () => number;
+}) {
   const { db, config, mailer, destinations, now } = deps;
 
-  const email: Sender = async (ctx) => {
+  const recipientsOf = async (ctx: FiringContext): Promise<Recipient[]> => ctx.recipients ?? (await deps.recipients(ctx.projectId));
+
+  /** A mail to every recipient; a retry mails only those an earlier attempt did not reach. */
+  const email: Sender = async (ctx, state) => {
     if (!mailer) return { status: 'skipped', error: 'email is not configured on this server (SMTP_URL)' };
-    await mailer.send(ctx.ownerEmail, alertEmail(ctx, config.publicUrl));
-    return { status: 'sent' };
+    const recipients = await recipientsOf(ctx);
+    if (recipients.length === 0) return { status: 'skipped', error: 'every member muted this project\'s notifications' };
+    const done = new Set<string>(state ? (JSON.parse(state) as TargetsState).done : []);
+    const message = alertEmail(ctx, config.publicUrl);
+    const errors: string[] = [];
+    for (const r of recipients) {
+      if (done.has(r.userId)) continue;
+      try {
+        await mailer.send(r.email, message);
+        done.add(r.userId);
+      } catch (err) {
+        errors.push(`${r.email}: ${(err as Error).message}`);
+      }
+    }
+    const nextState = JSON.stringify({ done: [...done] });
+    if (errors.length > 0) return { status: 'retry', error: errors.join('; '), state: nextState };
+    return { status: 'sent', state: nextState };
   };
 
   const push: Sender = async (ctx, state) => {
-    const subs = await db.selectFrom('push_subscriptions').selectAll().where('user_id', '=', ctx.userId).execute();
+    const recipients = await recipientsOf(ctx);
+    const subs = recipients.length === 0 ? [] : await db.selectFrom('push_subscriptions').selectAll().where('user_id', 'in', recipients.map((r) => r.userId)).orderBy('created_at').execute();
     // Subscriptions already reached in an earlier attempt are not sent to again.
     const done = new Set<string>(state ? (JSON.parse(state) as TargetsState).done : []);
     const todo = subs.filter((s) => !done.has(s.id));

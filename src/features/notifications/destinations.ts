@@ -37,7 +37,7 @@ export interface Target {
 
 export type DestinationsService = ReturnType<typeof createDestinationsService>;
 
-export function createDestinationsService(deps: { db: Db; now: () => number; encryptionKey: Buffer; config: Pick<Config, 'webhookAllowedOrigins'>; projects: Pick<ProjectsService, 'assertOwned'> }) {
+export function createDestinationsService(deps: { db: Db; now: () => number; encryptionKey: Buffer; config: Pick<Config, 'webhookAllowedOrigins'>; projects: Pick<ProjectsService, 'assertRole'> }) {
   const { db, now, encryptionKey, config, projects } = deps;
   const present = (r: { id: string; type: string; name: string; url: string; created_at: number | string }): Destination => ({
     id: r.id,
@@ -49,7 +49,7 @@ export function createDestinationsService(deps: { db: Db; now: () => number; enc
 
   return {
     async create(userId: string, projectId: string, input: { type: string; name?: string; url: string }): Promise<Destination & { secret?: string }> {
-      await projects.assertOwned(userId, projectId);
+      await projects.assertRole(userId, projectId, 'admin', 'manage alert destinations');
       if (!(DESTINATION_TYPES as readonly string[]).includes(input.type)) throw validationError('/type', 'must be webhook or slack');
       const url = input.url.trim();
       const refused = refusedUrl(url, config.webhookAllowedOrigins);
@@ -70,13 +70,13 @@ export function createDestinationsService(deps: { db: Db; now: () => number; enc
     },
 
     async list(userId: string, projectId: string): Promise<Destination[]> {
-      await projects.assertOwned(userId, projectId);
+      await projects.assertRole(userId, projectId, 'admin', 'manage alert destinations');
       const rows = await db.selectFrom('alert_destinations').select(['id', 'type', 'name', 'url', 'created_at']).where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
       return rows.map(present);
     },
 
     async remove(userId: string, projectId: string, id: string): Promise<void> {
-      await projects.assertOwned(userId, projectId);
+      await projects.assertRole(userId, projectId, 'admin', 'manage alert destinations');
       const gone = isId('dst', id) ? await db.deleteFrom('alert_destinations').where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst() : undefined;
       if (!gone || Number(gone.numDeletedRows) === 0) throw notFound('destination');
     },

@@ -38,12 +38,11 @@ export function firingContext(db: Executor, historyId: string): Promise<FiringCo
     .selectFrom('alert_history')
     .innerJoin('alert_rules', 'alert_rules.id', 'alert_history.rule_id')
     .innerJoin('projects', 'projects.id', 'alert_history.project_id')
-    .innerJoin('users', 'users.id', 'projects.user_id')
     .select([
       'alert_history.id as historyId', 'alert_history.kind as kind', 'alert_history.triggered_at as triggeredAt', 'alert_rules.state as ruleState', 'alert_history.matched_count as matchedCount',
       'alert_history.threshold as threshold', 'alert_history.window_ms as windowMs', 'alert_history.sample as sample',
       'alert_rules.id as ruleId', 'alert_rules.name as ruleName', 'alert_rules.comparison as comparison', 'alert_rules.level as level', 'alert_rules.source as source', 'alert_rules.pattern as pattern', 'alert_rules.query as query',
-      'projects.id as projectId', 'projects.name as projectName', 'users.id as userId', 'users.email as ownerEmail',
+      'projects.id as projectId', 'projects.name as projectName',
     ])
     .where('alert_history.id', '=', historyId)
     .executeTakeFirst();
@@ -52,7 +51,7 @@ export function firingContext(db: Executor, historyId: string): Promise<FiringCo
 
 
 /**
- * What a message about one entry (or a test) says: the entry, its rule and project, the owner.
+ * What a message about one entry (or a test) says: the entry, its rule and project, and for a test its one recipient.
  * `kind` `test` has no entry (historyId null): its count and sample are the rule's current window.
  */
 export interface FiringContext {
@@ -75,6 +74,11 @@ export interface FiringContext {
   query: string | null;
   projectId: string;
   projectName: string;
+  /** Who email and push go to; when absent, every member of the project who has not muted it. */
+  recipients?: Recipient[];
+}
+
+export interface Recipient {
   userId: string;
-  ownerEmail: string;
+  email: string;
 }

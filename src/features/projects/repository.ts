@@ -2,54 +2,71 @@ import { forUpdate } from '../../db/lock.js';
 import type { Executor, ProjectsTable } from '../../db/types.js';
 
 export type ProjectRow = Omit<ProjectsTable, 'log_count' | 'last_seq'> & { log_count: number };
+/** A project as one of its members sees it: the row and the member's role. */
+export type MemberProjectRow = ProjectRow & { role: string };
 
-const COLUMNS = ['id', 'user_id', 'name', 'api_key_hash', 'api_key_ciphertext', 'log_count', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['projects.id', 'projects.user_id', 'projects.name', 'projects.api_key_hash', 'projects.api_key_ciphertext', 'projects.log_count', 'projects.created_at', 'projects.updated_at'] as const;
 
 export async function insertProject(db: Executor, row: Omit<ProjectRow, 'log_count'>): Promise<void> {
   await db.insertInto('projects').values({ ...row, log_count: 0 }).execute();
+  await db.insertInto('project_members').values({ project_id: row.id, user_id: row.user_id, role: 'owner', joined_at: row.created_at, notifications_muted: 0 }).execute();
 }
 
+/** The projects a user owns: what the plan's project cap counts. */
 export async function countProjects(db: Executor, userId: string): Promise<number> {
   const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-export function listProjects(db: Executor, userId: string): Promise<ProjectRow[]> {
-  return db.selectFrom('projects').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+/** The ids of the projects a user owns. */
+export async function ownedProjectIds(db: Executor, userId: string): Promise<string[]> {
+  return (await db.selectFrom('projects').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
 }
 
-/** The project if the user owns it; another user's project is as absent as a missing one. */
-export function findOwnedProject(db: Executor, userId: string, id: string): Promise<ProjectRow | undefined> {
-  return db.selectFrom('projects').select(COLUMNS).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-}
-
-export function updateProjectName(db: Executor, userId: string, id: string, name: string, now: number): Promise<ProjectRow | undefined> {
-  return db.updateTable('projects').set({ name, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).returning(COLUMNS).executeTakeFirst();
-}
-
-export function replaceApiKey(db: Executor, userId: string, id: string, key: { hash: string; ciphertext: string }, now: number): Promise<ProjectRow | undefined> {
+function memberProjects(db: Executor, userId: string) {
   return db
-    .updateTable('projects')
-    .set({ api_key_hash: key.hash, api_key_ciphertext: key.ciphertext, updated_at: now })
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .returning(COLUMNS)
-    .executeTakeFirst();
+    .selectFrom('projects')
+    .innerJoin('project_members', (j) => j.onRef('project_members.project_id', '=', 'projects.id').on('project_members.user_id', '=', userId))
+    .select([...COLUMNS, 'project_members.role']);
+}
+
+/** The projects the user owns or is a member of, with the user's role. */
+export function listProjects(db: Executor, userId: string): Promise<MemberProjectRow[]> {
+  return memberProjects(db, userId).orderBy('projects.created_at').orderBy('projects.id').execute();
+}
+
+/** The project if the user is one of its members, with their role; an outsider's view is as empty as a missing project's. */
+export function findMemberProject(db: Executor, userId: string, id: string): Promise<MemberProjectRow | undefined> {
+  return memberProjects(db, userId).where('projects.id', '=', id).executeTakeFirst();
+}
+
+export function findProject(db: Executor, id: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export function updateProjectName(db: Executor, id: string, name: string, now: number): Promise<ProjectRow | undefined> {
+  return db.updateTable('projects').set({ name, updated_at: now }).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+}
+
+export function replaceApiKey(db: Executor, id: string, key: { hash: string; ciphertext: string }, now: number): Promise<ProjectRow | undefined> {
+  return db.updateTable('projects').set({ api_key_hash: key.hash, api_key_ciphertext: key.ciphertext, updated_at: now }).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
 }
 
 /** Deletes the project and everything under it; run it in a transaction. */
-export async function deleteProject(db: Executor, userId: string, id: string): Promise<boolean> {
+export async function deleteProject(db: Executor, id: string): Promise<boolean> {
   // Lock the row first (PostgreSQL): an ingest commit for this project waits, then finds it gone,
   // so no log can be added between deleting the logs and deleting the project.
-  const query = db.selectFrom('projects').select('id').where('id', '=', id).where('user_id', '=', userId);
-  const owned = await forUpdate(db, query).executeTakeFirst();
-  if (!owned) return false;
+  const query = db.selectFrom('projects').select('id').where('id', '=', id);
+  const found = await forUpdate(db, query).executeTakeFirst();
+  if (!found) return false;
   await db.deleteFrom('logs').where('project_id', '=', id).execute();
   await db.deleteFrom('log_counts').where('project_id', '=', id).execute();
   await db.deleteFrom('log_source_counts').where('project_id', '=', id).execute();
   await db.deleteFrom('log_block_blooms').where('project_id', '=', id).execute();
   await db.deleteFrom('log_blocks').where('project_id', '=', id).execute();
-  const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  await db.deleteFrom('idempotency_keys').where('project_id', '=', id).execute();
+  // Members, invitations, rules (with their counts, history and deliveries) and destinations go by cascade.
+  const result = await db.deleteFrom('projects').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -63,12 +80,131 @@ export function findProjectByKeyHash(db: Executor, hash: string) {
     .executeTakeFirst();
 }
 
-/** Each of `ids` that exists, with its owner. */
-export async function ownersOf(db: Executor, ids: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db.selectFrom('projects').select(['id', 'user_id']).where('id', 'in', ids.slice(i, i + 500)).execute();
-    for (const r of rows) out.set(r.id, r.user_id);
+/** Which of the (project, user) pairs are still memberships, as `project\nuser` keys. */
+export async function membershipsOf(db: Executor, pairs: { projectId: string; userId: string }[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  const projectIds = [...new Set(pairs.map((p) => p.projectId))];
+  const wanted = new Set(pairs.map((p) => `${p.projectId}\n${p.userId}`));
+  for (let i = 0; i < projectIds.length; i += 500) {
+    const rows = await db.selectFrom('project_members').select(['project_id', 'user_id']).where('project_id', 'in', projectIds.slice(i, i + 500)).execute();
+    for (const r of rows) {
+      const key = `${r.project_id}\n${r.user_id}`;
+      if (wanted.has(key)) out.add(key);
+    }
   }
   return out;
+}
+
+// Members
+
+export function listMembers(db: Executor, projectId: string) {
+  return db
+    .selectFrom('project_members')
+    .innerJoin('users', 'users.id', 'project_members.user_id')
+    .select(['project_members.user_id', 'users.email', 'project_members.role', 'project_members.joined_at'])
+    .where('project_members.project_id', '=', projectId)
+    .orderBy('project_members.joined_at')
+    .orderBy('project_members.user_id')
+    .execute();
+}
+
+export function findMember(db: Executor, projectId: string, userId: string) {
+  return db
+    .selectFrom('project_members')
+    .innerJoin('users', 'users.id', 'project_members.user_id')
+    .select(['project_members.user_id', 'users.email', 'project_members.role', 'project_members.joined_at', 'project_members.notifications_muted'])
+    .where('project_members.project_id', '=', projectId)
+    .where('project_members.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/** Adds a member; an existing membership is left as it is. */
+export async function addMember(db: Executor, projectId: string, userId: string, role: string, now: number): Promise<void> {
+  await db
+    .insertInto('project_members')
+    .values({ project_id: projectId, user_id: userId, role, joined_at: now, notifications_muted: 0 })
+    .onConflict((oc) => oc.columns(['project_id', 'user_id']).doNothing())
+    .execute();
+}
+
+export async function setMemberRole(db: Executor, projectId: string, userId: string, role: string): Promise<void> {
+  await db.updateTable('project_members').set({ role }).where('project_id', '=', projectId).where('user_id', '=', userId).execute();
+}
+
+export async function removeMember(db: Executor, projectId: string, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('project_members').where('project_id', '=', projectId).where('user_id', '=', userId).where('role', '!=', 'owner').executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function setOwner(db: Executor, projectId: string, userId: string, now: number): Promise<void> {
+  await db.updateTable('projects').set({ user_id: userId, updated_at: now }).where('id', '=', projectId).execute();
+}
+
+export async function setMuted(db: Executor, projectId: string, userId: string, muted: boolean): Promise<void> {
+  await db.updateTable('project_members').set({ notifications_muted: muted ? 1 : 0 }).where('project_id', '=', projectId).where('user_id', '=', userId).execute();
+}
+
+/** Who gets a project's alert notifications: every member who has not muted it. */
+export function notifiedMembers(db: Executor, projectId: string) {
+  return db
+    .selectFrom('project_members')
+    .innerJoin('users', 'users.id', 'project_members.user_id')
+    .select(['users.id as userId', 'users.email as email'])
+    .where('project_members.project_id', '=', projectId)
+    .where('project_members.notifications_muted', '=', 0)
+    .orderBy('project_members.joined_at')
+    .execute();
+}
+
+// Invitations
+
+export const INVITATION_COLUMNS = ['id', 'project_id', 'email', 'role', 'invited_by', 'created_at', 'expires_at', 'accepted_at'] as const;
+
+export async function insertInvitation(db: Executor, row: { id: string; project_id: string; email: string; role: string; token_hash: string; invited_by: string; created_at: number; expires_at: number }): Promise<void> {
+  await db.insertInto('project_invitations').values({ ...row, accepted_at: null }).execute();
+}
+
+/** Pending invitations of a project (not accepted, not expired), oldest first. */
+export function pendingInvitations(db: Executor, projectId: string, now: number) {
+  return db
+    .selectFrom('project_invitations')
+    .select(INVITATION_COLUMNS)
+    .where('project_id', '=', projectId)
+    .where('accepted_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export function findInvitation(db: Executor, projectId: string, id: string) {
+  return db.selectFrom('project_invitations').select(INVITATION_COLUMNS).where('project_id', '=', projectId).where('id', '=', id).where('accepted_at', 'is', null).executeTakeFirst();
+}
+
+export async function deleteInvitation(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('project_invitations').where('id', '=', id).execute();
+}
+
+/** A pending invitation by its token's digest, for this email only; undefined otherwise. */
+export function findPendingInvitationByToken(db: Executor, tokenHash: string, email: string, now: number) {
+  return db
+    .selectFrom('project_invitations')
+    .select(INVITATION_COLUMNS)
+    .where('token_hash', '=', tokenHash)
+    .where('email', '=', email)
+    .where('accepted_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Marks an invitation accepted, once: of concurrent accepts exactly one gets true. */
+export async function markInvitationAccepted(db: Executor, id: string, now: number): Promise<boolean> {
+  const result = await db.updateTable('project_invitations').set({ accepted_at: now }).where('id', '=', id).where('accepted_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Forgets invitations accepted or expired more than `before`. */
+export async function deleteStaleInvitations(db: Executor, before: number): Promise<number> {
+  const result = await db.deleteFrom('project_invitations').where((eb) => eb.or([eb('expires_at', '<', before), eb('accepted_at', '<', before)])).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

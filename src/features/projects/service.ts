@@ -1,4 +1,4 @@
-import type { Db } from '../../db/types.js';
+import type { Db, Executor } from '../../db/types.js';
 import { lockRow } from '../../db/lock.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError, notFound } from '../../errors.js';
@@ -7,12 +7,15 @@ import { findUserById } from '../accounts/repository.js';
 import { checkLimit } from '../plans/plans.js';
 import { decryptApiKey, encryptApiKey, generateApiKey, hashApiKey, isWellFormedApiKey, maskApiKey } from './api-keys.js';
 import * as repo from './repository.js';
+import { forbiddenRole, hasRole, isRole, type Role } from './roles.js';
 
 export interface Project {
   id: string;
   name: string;
   apiKey: string;
   logCount: number;
+  /** The caller's role in the project. */
+  role: Role;
   createdAt: string;
   updatedAt: string;
 }
@@ -26,17 +29,21 @@ const projectNotFound = () => notFound('project');
 /** How many times to retry on the (astronomically unlikely) collision of two generated keys. */
 const KEY_ATTEMPTS = 3;
 
+/** What each project action needs (CONTRACT, "Account care and teams"). */
+const WHAT = { rename: 'rename the project', rotate: 'rotate its API key', delete: 'delete the project' } as const;
+
 export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now: () => number }) {
   const { db, encryptionKey, now } = deps;
   const deletedListeners: ((projectId: string) => void)[] = [];
 
-  function present(row: repo.ProjectRow, keyForm: 'full' | 'masked'): Project {
+  function present(row: repo.ProjectRow, role: Role, keyForm: 'full' | 'masked'): Project {
     const apiKey = decryptApiKey(encryptionKey, row.id, row.api_key_ciphertext);
     return {
       id: row.id,
       name: row.name,
       apiKey: keyForm === 'full' ? apiKey : maskApiKey(apiKey),
       logCount: Number(row.log_count),
+      role,
       createdAt: iso(row.created_at),
       updatedAt: iso(row.updated_at),
     };
@@ -57,11 +64,29 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
     }
   }
 
+  /**
+   * The project and the caller's role in it, when the caller's role is at least `least`: 404 for
+   * anyone who is not a member (however the id looks), 403 FORBIDDEN_ROLE for a member below it.
+   */
+  async function access(executor: Executor, userId: string, id: string, least: Role = 'member', what?: string): Promise<{ row: repo.ProjectRow; role: Role }> {
+    const found = isId('proj', id) ? await repo.findMemberProject(executor, userId, id) : undefined;
+    if (!found || !isRole(found.role)) throw projectNotFound();
+    if (!hasRole(found.role, least)) throw forbiddenRole(found.role, least, what);
+    return { row: found, role: found.role };
+  }
+
   return {
+    access: (userId: string, id: string, least: Role = 'member', what?: string) => access(db, userId, id, least, what),
+
+    /** Throws 404 unless the user is a member of the project, and 403 unless their role is at least `least`. */
+    async assertRole(userId: string, id: string, least: Role = 'member', what?: string): Promise<Role> {
+      return (await access(db, userId, id, least, what)).role;
+    },
+
     /**
      * Creates a project if the owner's plan allows one more. The plan is read, the projects counted
      * and the row inserted in one transaction under a lock on the user's row, so parallel creates
-     * (on any number of nodes) cannot exceed the cap.
+     * (on any number of nodes) cannot exceed the cap. Only owned projects count.
      */
     async create(userId: string, name: string): Promise<Project> {
       return withFreshKey(() =>
@@ -78,49 +103,58 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
           const key = sealedKey(id);
           const row = { id, user_id: userId, name, api_key_hash: key.hash, api_key_ciphertext: key.ciphertext, created_at: t, updated_at: t };
           await repo.insertProject(tx, row);
-          return present({ ...row, log_count: 0 }, 'full');
+          return present({ ...row, log_count: 0 }, 'owner', 'full');
         }),
       );
     },
 
+    /** The projects the user owns or is a member of. */
     async list(userId: string): Promise<Project[]> {
-      return (await repo.listProjects(db, userId)).map((row) => present(row, 'masked'));
+      return (await repo.listProjects(db, userId)).filter((row) => isRole(row.role)).map((row) => present(row, row.role as Role, 'masked'));
     },
 
     async get(userId: string, id: string): Promise<Project> {
-      const row = isId('proj', id) ? await repo.findOwnedProject(db, userId, id) : undefined;
-      if (!row) throw projectNotFound();
-      return present(row, 'full');
+      const { row, role } = await access(db, userId, id);
+      return present(row, role, 'full');
+    },
+
+    /** The project as this member sees it (full key), for answers of other slices (transfer, accept). */
+    async view(userId: string, id: string): Promise<Project> {
+      const { row, role } = await access(db, userId, id);
+      return present(row, role, 'full');
     },
 
     async rename(userId: string, id: string, name: string): Promise<Project> {
-      const row = isId('proj', id) ? await repo.updateProjectName(db, userId, id, name, now()) : undefined;
+      const { role } = await access(db, userId, id, 'admin', WHAT.rename);
+      const row = await repo.updateProjectName(db, id, name, now());
       if (!row) throw projectNotFound();
-      return present(row, 'masked');
-    },
-
-    /** Throws 404 unless the user owns the project. */
-    async assertOwned(userId: string, id: string): Promise<void> {
-      const row = isId('proj', id) ? await repo.findOwnedProject(db, userId, id) : undefined;
-      if (!row) throw projectNotFound();
+      return present(row, role, 'masked');
     },
 
     /** Replaces the key; the old one stops working when this returns (lookups go to the database). */
     async rotateKey(userId: string, id: string): Promise<{ apiKey: string }> {
-      if (!isId('proj', id)) throw projectNotFound();
+      await access(db, userId, id, 'admin', WHAT.rotate);
       return withFreshKey(async () => {
         const key = sealedKey(id);
-        const row = await repo.replaceApiKey(db, userId, id, key, now());
+        const row = await repo.replaceApiKey(db, id, key, now());
         if (!row) throw projectNotFound();
         return { apiKey: key.apiKey };
       });
     },
 
-    /** Deletes the project and everything under it, in one transaction. */
+    /** Deletes the project and everything under it, in one transaction. Owner only. */
     async remove(userId: string, id: string): Promise<void> {
-      const deleted = isId('proj', id) && (await db.transaction().execute((tx) => repo.deleteProject(tx, userId, id)));
+      await access(db, userId, id, 'owner', WHAT.delete);
+      const deleted = await db.transaction().execute((tx) => repo.deleteProject(tx, id));
       if (!deleted) throw projectNotFound();
       for (const listener of deletedListeners) listener(id);
+    },
+
+    /** Deletes every project the user owns (account deletion), each in its own transaction. */
+    async removeOwnedBy(userId: string): Promise<void> {
+      for (const id of await repo.ownedProjectIds(db, userId)) {
+        if (await db.transaction().execute((tx) => repo.deleteProject(tx, id))) for (const listener of deletedListeners) listener(id);
+      }
     },
 
     /** Calls `fn` with the id of every project deleted through this node, once it is gone. */
@@ -128,9 +162,9 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
       deletedListeners.push(fn);
     },
 
-    /** The owner of each of `ids` that still exists. */
-    ownersOf(ids: string[]): Promise<Map<string, string>> {
-      return ids.length === 0 ? Promise.resolve(new Map()) : repo.ownersOf(db, ids);
+    /** Which of the (project, user) pairs are still memberships, as `project\nuser` keys. */
+    memberships(pairs: { projectId: string; userId: string }[]): Promise<Set<string>> {
+      return pairs.length === 0 ? Promise.resolve(new Set()) : repo.membershipsOf(db, pairs);
     },
 
     /** Resolves an API key to its project. A malformed key or a bad checksum costs no query. */
