@@ -75,6 +75,12 @@ export const OPERATIONS = {
   refresh: 'refresh',
   logout: 'logout',
   me: 'me',
+  changePassword: 'changePassword',
+  requestPasswordReset: 'requestPasswordReset',
+  confirmPasswordReset: 'confirmPasswordReset',
+  listSessions: 'listSessions',
+  revokeSession: 'revokeSession',
+  deleteAccount: 'deleteAccount',
   listPlans: 'listPlans',
   listProjects: 'listProjects',
   createProject: 'createProject',
@@ -82,6 +88,16 @@ export const OPERATIONS = {
   updateProject: 'updateProject',
   deleteProject: 'deleteProject',
   rotateProjectKey: 'rotateProjectKey',
+  listMembers: 'listMembers',
+  setMemberRole: 'setMemberRole',
+  removeMember: 'removeMember',
+  transferProject: 'transferProject',
+  createInvitation: 'createInvitation',
+  listInvitations: 'listInvitations',
+  revokeInvitation: 'revokeInvitation',
+  acceptInvitation: 'acceptInvitation',
+  getProjectNotifications: 'getProjectNotifications',
+  setProjectNotifications: 'setProjectNotifications',
   ingestLogs: 'ingestLogs',
   otlpExportLogs: 'otlpExportLogs',
   searchLogs: 'searchLogs',
@@ -197,6 +213,34 @@ export class LoglaneClient {
     return this.request('GET', '/v1/auth/me');
   }
 
+  // Account care
+  /** Other logins end; this one stays. */
+  changePassword(body: RequestBody<'changePassword'>): Promise<void> {
+    return this.request('POST', '/v1/auth/password', { body });
+  }
+
+  /** Mails a reset link if the email has an account; the answer is the same either way. */
+  requestPasswordReset(body: RequestBody<'requestPasswordReset'>): Promise<ResponseBody<'requestPasswordReset'>> {
+    return this.request('POST', '/v1/auth/password-reset', { body, auth: 'none' });
+  }
+
+  confirmPasswordReset(body: RequestBody<'confirmPasswordReset'>): Promise<void> {
+    return this.request('POST', '/v1/auth/password-reset/confirm', { body, auth: 'none' });
+  }
+
+  listSessions(): Promise<ResponseBody<'listSessions'>> {
+    return this.request('GET', '/v1/auth/sessions');
+  }
+
+  revokeSession(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/auth/sessions/${enc(id)}`);
+  }
+
+  /** Deletes the account for good, with every project it owns. */
+  deleteAccount(body: RequestBody<'deleteAccount'>): Promise<void> {
+    return this.request('DELETE', '/v1/account', { body });
+  }
+
   listPlans(): Promise<ResponseBody<'listPlans'>> {
     return this.request('GET', '/v1/plans', { auth: 'none' });
   }
@@ -224,6 +268,48 @@ export class LoglaneClient {
 
   rotateProjectKey(id: string): Promise<ResponseBody<'rotateProjectKey'>> {
     return this.request('POST', `/v1/projects/${enc(id)}/rotate-key`);
+  }
+
+  // Members and invitations
+  listMembers(projectId: string): Promise<ResponseBody<'listMembers'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/members`);
+  }
+
+  setMemberRole(projectId: string, userId: string, body: RequestBody<'setMemberRole'>): Promise<ResponseBody<'setMemberRole'>> {
+    return this.request('PUT', `/v1/projects/${enc(projectId)}/members/${enc(userId)}`, { body });
+  }
+
+  /** Removes a member; with your own user id, leaves the project. */
+  removeMember(projectId: string, userId: string): Promise<void> {
+    return this.request('DELETE', `/v1/projects/${enc(projectId)}/members/${enc(userId)}`);
+  }
+
+  transferProject(projectId: string, body: RequestBody<'transferProject'>): Promise<ResponseBody<'transferProject'>> {
+    return this.request('POST', `/v1/projects/${enc(projectId)}/transfer`, { body });
+  }
+
+  createInvitation(projectId: string, body: RequestBody<'createInvitation'>): Promise<ResponseBody<'createInvitation'>> {
+    return this.request('POST', `/v1/projects/${enc(projectId)}/invitations`, { body });
+  }
+
+  listInvitations(projectId: string): Promise<ResponseBody<'listInvitations'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/invitations`);
+  }
+
+  revokeInvitation(projectId: string, invitationId: string): Promise<void> {
+    return this.request('DELETE', `/v1/projects/${enc(projectId)}/invitations/${enc(invitationId)}`);
+  }
+
+  acceptInvitation(body: RequestBody<'acceptInvitation'>): Promise<ResponseBody<'acceptInvitation'>> {
+    return this.request('POST', '/v1/invitations/accept', { body });
+  }
+
+  getProjectNotifications(projectId: string): Promise<ResponseBody<'getProjectNotifications'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/notifications`);
+  }
+
+  setProjectNotifications(projectId: string, body: RequestBody<'setProjectNotifications'>): Promise<ResponseBody<'setProjectNotifications'>> {
+    return this.request('PUT', `/v1/projects/${enc(projectId)}/notifications`, { body });
   }
 
   // Logs
