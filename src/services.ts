@@ -53,6 +53,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     log,
     mailer,
     removeOwnedProjects: (userId) => projects.removeOwnedBy(userId),
+    forgetInvitationsTo: (email) => members.forgetInvitationsTo(email),
     // This node's tails of the account end at once; other nodes' at their next check.
     onAccountDeleted: (userId) => hub.closeWhere((_, a) => a.userId === userId, 'the account was deleted'),
   });

@@ -63,6 +63,7 @@ export function createAccountsService(deps: {
   mailer: Mailer | undefined;
   /** Deletes every project the user owns, with everything in it (account deletion). */
   removeOwnedProjects: (userId: string) => Promise<void>;
+  forgetInvitationsTo: (email: string) => Promise<void>;
   /** Told when an account is gone, so this node ends what it still holds open for it (live tails). */
   onAccountDeleted: (userId: string) => void;
 }) {
@@ -308,6 +309,8 @@ export function createAccountsService(deps: {
       await checkPassword(user, input.password, ip);
       await deps.removeOwnedProjects(userId);
       await repo.deleteUser(db, userId);
+      // Invitations still waiting for this address name it: they go too.
+      await deps.forgetInvitationsTo(user.email);
       for (const counter of ['', 'reset-'] as const) await repo.deleteThrottle(db, throttleKeys(user.email, ip, counter)[0]!.key);
       deps.onAccountDeleted(userId);
     },

@@ -140,11 +140,12 @@ export function createChannels(deps: {
         await mailer.send(r.email, message);
         done.add(r.userId);
       } catch (err) {
-        errors.push(`${r.email}: ${(err as Error).message}`);
+        // No address in the error: it is kept in the project's history, which outlives a member.
+        errors.push((err as Error).message);
       }
     }
     const nextState = JSON.stringify({ done: [...done] });
-    if (errors.length > 0) return { status: 'retry', error: errors.join('; '), state: nextState };
+    if (errors.length > 0) return { status: 'retry', error: `mail to ${errors.length} of ${recipients.length} recipients failed: ${[...new Set(errors)].join('; ')}`, state: nextState };
     return { status: 'sent', state: nextState };
   };
 

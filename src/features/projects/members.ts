@@ -181,6 +181,9 @@ export function createMembersService(deps: {
       removedListeners.push(fn);
     },
 
+    /** Deletes the invitations addressed to an email (its account is being deleted). */
+    forgetInvitationsTo: (email: string) => repo.deleteInvitationsTo(db, email),
+
     /** Who a project's alert notifications go to: every member who has not muted it. */
     notified: (projectId: string) => repo.notifiedMembers(db, projectId),
 

@@ -203,6 +203,10 @@ export async function markInvitationAccepted(db: Executor, id: string, now: numb
   return Number(result.numUpdatedRows) > 0;
 }
 
+export async function deleteInvitationsTo(db: Executor, email: string): Promise<void> {
+  await db.deleteFrom('project_invitations').where('email', '=', email).execute();
+}
+
 /** Forgets invitations accepted or expired more than `before`. */
 export async function deleteStaleInvitations(db: Executor, before: number): Promise<number> {
   const result = await db.deleteFrom('project_invitations').where((eb) => eb.or([eb('expires_at', '<', before), eb('accepted_at', '<', before)])).executeTakeFirst();
