@@ -3,7 +3,8 @@ import { Api, type SessionState } from './lib/api.ts';
 import { ApiContext, ToastContext } from './lib/context.ts';
 import { match, navigate, useLocation } from './lib/router.ts';
 import { Link, Spinner } from './components/ui.tsx';
-import { AuthPage } from './pages/Auth.tsx';
+import { AuthPage, ForgotPasswordPage, ResetPasswordPage } from './pages/Auth.tsx';
+import { AcceptInvitationPage, InvitationSignIn } from './pages/Invitation.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
 import { ProjectSettingsPage } from './pages/ProjectSettings.tsx';
 import { ExplorerPage } from './pages/Explorer.tsx';
@@ -49,7 +50,12 @@ export function App({ api }: { api: Api }) {
   }, [path, signedIn]);
 
   let content;
-  if (session.status === 'unknown') content = <main className="page"><Spinner label="Opening your session…" /></main>;
+  // The password-reset pages need no session, signed in or not.
+  if (path === '/forgot-password') content = <ForgotPasswordPage />;
+  else if (path === '/reset-password') content = <ResetPasswordPage />;
+  else if (session.status === 'unknown') content = <main className="page"><Spinner label="Opening your session…" /></main>;
+  // Signed out on an invitation link: sign in or up on the same address, which then accepts it.
+  else if (session.status === 'signed-out' && path === '/invitations') content = <InvitationSignIn />;
   else if (session.status === 'signed-out') content = <AuthPage key={path === '/signup' ? 'signup' : 'login'} mode={path === '/signup' ? 'signup' : 'login'} notice={session.reason} />;
   else content = route(path, search);
 
@@ -74,6 +80,9 @@ export function App({ api }: { api: Api }) {
 }
 
 function titleFor(path: string, signedIn: boolean): string {
+  if (path === '/forgot-password') return 'Forgot password · Loglane';
+  if (path === '/reset-password') return 'New password · Loglane';
+  if (path === '/invitations') return 'Invitation · Loglane';
   if (!signedIn) return path === '/signup' ? 'Sign up · Loglane' : 'Sign in · Loglane';
   if (path.endsWith('/logs')) return 'Logs · Loglane';
   if (path.includes('/alerts') || path.startsWith('/alerts')) return 'Alerts · Loglane';
@@ -129,6 +138,7 @@ function route(path: string, search: URLSearchParams) {
   if ((m = match('/projects/:id/settings', path))) return <ProjectSettingsPage key={m.id} projectId={m.id!} justCreated={search.get('created') === '1'} />;
   if ((m = match('/projects/:id', path))) return <Redirect to={`/projects/${m.id}/logs`} />;
   if (path === '/account') return <AccountPage />;
+  if (path === '/invitations') return <AcceptInvitationPage />;
   return (
     <main className="page">
       <h1>Page not found</h1>

@@ -2,6 +2,8 @@ import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 
 import { describeError } from '../lib/api.ts';
 import { useApi } from '../lib/context.ts';
 import { navigate } from '../lib/router.ts';
+import { ROLE_LABEL } from '../lib/roles.ts';
+import type { Role } from '../lib/types.ts';
 
 export interface AsyncState<T> {
   data: T | undefined;
@@ -178,4 +180,20 @@ export function PageHeader({ title, children }: { title: ReactNode; children?: R
       {children && <div className="page-actions">{children}</div>}
     </div>
   );
+}
+
+/** A role as a small badge; `prefix` is read out before it (e.g. "Your role:"). */
+export function RoleBadge({ role, prefix }: { role: Role; prefix?: string }) {
+  return (
+    <span className={`role-badge role-${role}`} data-testid="role">
+      {prefix && <span className="visually-hidden">{prefix} </span>}
+      {ROLE_LABEL[role]}
+    </span>
+  );
+}
+
+/** The signed-in user (the pages that use it are only shown to one). */
+export function useMe(): { id: string; email: string } | undefined {
+  const api = useApi();
+  return api.state.status === 'signed-in' ? api.state.user : undefined;
 }

@@ -185,6 +185,15 @@ export class Api {
   }
 
   /**
+   * Ends the session in this tab without asking the server: for when the server has already ended
+   * it (the password was reset, the account deleted). `reason` is shown on the sign-in page.
+   */
+  forget(reason: string): void {
+    this.accessToken = null;
+    this.setState({ status: 'signed-out', reason });
+  }
+
+  /**
    * Replaces the access token using the refresh cookie. Concurrent callers share one request;
    * other tabs wait on a lock, so a single-use token is never presented twice.
    */
@@ -259,6 +268,14 @@ export class Api {
 
   get<T>(path: string, signal?: AbortSignal): Promise<T> {
     return this.call<T>('GET', path, undefined, signal);
+  }
+
+  /** A request with a JSON body that needs no session (a password reset); undefined for an empty answer. */
+  async anonymousCall<T = unknown>(method: string, path: string, body: unknown): Promise<T> {
+    const res = await this.fetchFn(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' });
+    if (!res.ok) throw await toApiError(res);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   /** Requests that need no session (the VAPID key, plans). */

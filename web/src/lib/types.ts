@@ -8,7 +8,8 @@ type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : ne
 type OkOf<O> = O extends { responses: infer R } ? (200 extends keyof R ? JsonOf<R[200]> : 201 extends keyof R ? JsonOf<R[201]> : never) : never;
 type Ok<K extends keyof operations> = OkOf<operations[K]>;
 
-export type Project = Ok<'getProject'>;
+/** A project as the caller sees it, with the caller's role in it. */
+export type Project = Ok<'getProject'> & { role: Role };
 export type Log = Ok<'searchLogs'>['data'][number];
 export interface Page<T> {
   data: T[];
@@ -28,3 +29,30 @@ export type TestResult = Ok<'testAlert'>;
 export type Me = Ok<'me'>;
 export type Plan = Ok<'listPlans'>['data'][number];
 export type PushSubscriptionInfo = Ok<'listPushSubscriptions'>['data'][number];
+
+/*
+ * Teams and account care (issue 18). Written out by hand until the client's schema has them; the
+ * shapes are the CONTRACT's "Account care and teams".
+ */
+export type Role = 'owner' | 'admin' | 'member';
+export interface Member {
+  userId: string;
+  email: string;
+  role: Role;
+  joinedAt: string;
+}
+export interface Invitation {
+  id: string;
+  email: string;
+  role: Exclude<Role, 'owner'>;
+  createdAt: string;
+  expiresAt: string;
+}
+export interface SessionInfo {
+  id: string;
+  createdAt: string;
+  lastUsedAt: string;
+  userAgent: string | null;
+  ip: string | null;
+  current: boolean;
+}

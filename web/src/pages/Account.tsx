@@ -1,10 +1,12 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { ApiError, describeError } from '../lib/api.ts';
 import { useApi, useToast } from '../lib/context.ts';
-import { formatCount, formatTime } from '../lib/format.ts';
+import { formatCount, formatTime, relativeTime } from '../lib/format.ts';
+import { navigate } from '../lib/router.ts';
+import { describeAgent } from '../lib/agent.ts';
 import { currentSubscription, pushSupported, subscribe } from '../lib/push.ts';
-import type { AlertRule, Me, Page, Plan, Project, PushSubscriptionInfo } from '../lib/types.ts';
-import { ErrorNote, Link, PageHeader, Spinner, useResource } from '../components/ui.tsx';
+import type { AlertRule, Me, Page, Plan, Project, PushSubscriptionInfo, SessionInfo } from '../lib/types.ts';
+import { Dialog, ErrorNote, Field, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 
 /** A plan-limit refusal: the API's message names the plan that allows more; link to the plans. */
 export function PlanLimitNote({ error }: { error: ApiError }) {
@@ -43,6 +45,7 @@ export function AccountPage() {
   const projects = useResource<Page<Project>>('/v1/projects');
   const rules = useResource<{ data: AlertRule[] }>('/v1/alerts');
   const api = useApi();
+  const [sessionsNonce, setSessionsNonce] = useState(0);
   const [plans, setPlans] = useState<Plan[] | undefined>();
   const [plansError, setPlansError] = useState<unknown>();
   useEffect(() => {
@@ -52,7 +55,8 @@ export function AccountPage() {
   if (me.error !== undefined && !me.data) return <main className="page"><ErrorNote error={me.error} onRetry={me.reload} /></main>;
   if (!me.data) return <main className="page"><Spinner label="Loading your account…" /></main>;
   const plan = plans?.find((p) => p.name === me.data!.subscription.plan);
-  const projectList = projects.data?.data ?? [];
+  // Plan limits count the projects the user owns; shared ones count against their owners.
+  const projectList = (projects.data?.data ?? []).filter((p) => p.role === undefined || p.role === 'owner');
   const rulesByProject = new Map<string, number>();
   for (const r of rules.data?.data ?? []) rulesByProject.set(r.projectId, (rulesByProject.get(r.projectId) ?? 0) + 1);
 
@@ -111,6 +115,9 @@ export function AccountPage() {
         <p className="muted small">Plans are changed by the operator of this Loglane server (<code>npx loglane users set-plan &lt;email&gt; &lt;plan&gt;</code>).</p>
       </section>
       <PushSection />
+      <PasswordSection onChanged={() => setSessionsNonce((n) => n + 1)} />
+      <SessionsSection key={sessionsNonce} />
+      <DeleteAccountSection email={me.data.email} owned={projectList.map((p) => p.name)} />
     </main>
   );
 }
@@ -194,6 +201,196 @@ function PushSection() {
           ))}
         </ul>
       )}
+    </section>
+  );
+}
+
+/** Changes the password; the server ends every other login, so the sessions list reloads after. */
+function PasswordSection({ onChanged }: { onChanged: () => void }) {
+  const api = useApi();
+  const toast = useToast();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const { busy, error, run } = useAction();
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    void run(async () => {
+      await api.call('POST', '/v1/auth/password', { currentPassword: current, newPassword: next });
+      setCurrent('');
+      setNext('');
+      toast('Password changed. Your other sessions were signed out.');
+      onChanged();
+    });
+  }
+  const fe = error instanceof ApiError ? error.fieldErrors() : {};
+  const wrongCurrent = error instanceof ApiError && error.code === 'INVALID_CREDENTIALS' ? 'This is not your current password.' : undefined;
+  return (
+    <section className="card" aria-labelledby="password-heading">
+      <h2 id="password-heading">Password</h2>
+      <form className="password-form" onSubmit={submit} noValidate aria-label="Change password">
+        <div className="form-grid">
+          <Field label="Current password" error={wrongCurrent ?? fe.currentPassword}>
+            {(id, d) => (
+              <input id={id} type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} aria-describedby={d} aria-invalid={!!(wrongCurrent ?? fe.currentPassword)} />
+            )}
+          </Field>
+          <Field label="New password" error={fe.newPassword} hint="At least 8 characters. Your other sessions are signed out.">
+            {(id, d) => (
+              <input id={id} type="password" autoComplete="new-password" required minLength={8} value={next} onChange={(e) => setNext(e.target.value)} aria-describedby={d} aria-invalid={!!fe.newPassword} />
+            )}
+          </Field>
+        </div>
+        {error !== undefined && !wrongCurrent && !fe.currentPassword && !fe.newPassword && <ErrorNote error={error} />}
+        <div className="form-actions start">
+          <button type="submit" className="primary" disabled={busy || current === '' || next === ''}>
+            {busy ? 'Changing…' : 'Change password'}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function SessionsSection() {
+  const api = useApi();
+  const toast = useToast();
+  const sessions = useResource<{ data: SessionInfo[] }>('/v1/auth/sessions');
+  const { busy, error, run } = useAction();
+  const signOut = (s: SessionInfo) =>
+    run(async () => {
+      if (s.current) {
+        await api.logout();
+        navigate('/login', { replace: true });
+        return;
+      }
+      await api.call('DELETE', `/v1/auth/sessions/${encodeURIComponent(s.id)}`);
+      sessions.setData((old) => old && { data: old.data.filter((x) => x.id !== s.id) });
+      toast(`Signed out ${describeAgent(s.userAgent)}.`);
+    });
+  const list = sessions.data?.data;
+  return (
+    <section className="card" aria-labelledby="sessions-heading">
+      <h2 id="sessions-heading">Sessions</h2>
+      <p className="muted">Every browser or client signed in to your account. Sign out the ones you do not recognise, then change your password.</p>
+      {sessions.error !== undefined && <ErrorNote error={sessions.error} onRetry={sessions.reload} />}
+      {sessions.loading && !list && <Spinner label="Loading sessions…" />}
+      {list && (
+        <table className="table sessions-table">
+          <caption className="visually-hidden">Your sessions</caption>
+          <thead>
+            <tr>
+              <th scope="col">Client</th>
+              <th scope="col">IP address</th>
+              <th scope="col">Signed in</th>
+              <th scope="col">Last active</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((s) => {
+              const name = describeAgent(s.userAgent);
+              return (
+                <tr key={s.id} className={s.current ? 'current' : undefined} data-session={s.id}>
+                  <td data-label="Client">
+                    <span title={s.userAgent ?? undefined}>{name}</span>
+                    {s.current && <span className="this-session"> (this browser)</span>}
+                  </td>
+                  <td data-label="IP address">{s.ip ?? '—'}</td>
+                  <td data-label="Signed in">
+                    <time dateTime={s.createdAt}>{formatTime(s.createdAt)}</time>
+                  </td>
+                  <td data-label="Last active">
+                    <time dateTime={s.lastUsedAt} title={formatTime(s.lastUsedAt)}>
+                      {relativeTime(s.lastUsedAt)}
+                    </time>
+                  </td>
+                  <td className="actions-cell">
+                    <div className="row-actions">
+                      <button
+                        type="button"
+                        className="danger-outline small"
+                        disabled={busy}
+                        onClick={() => void signOut(s)}
+                        aria-label={`Sign this one out: ${name}${s.current ? ' (this browser)' : ''}, signed in ${formatTime(s.createdAt)}`}
+                      >
+                        Sign this one out
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {error !== undefined && <ErrorNote error={error} />}
+    </section>
+  );
+}
+
+/** Deleting the account: type its email to confirm, and the password (the server asks for it). */
+function DeleteAccountSection({ email, owned }: { email: string; owned: string[] }) {
+  const api = useApi();
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState('');
+  const [password, setPassword] = useState('');
+  const { busy, error, run } = useAction();
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    if (typed.trim().toLowerCase() !== email.toLowerCase()) return;
+    void run(async () => {
+      await api.call('DELETE', '/v1/account', { password });
+      api.forget('Your account was deleted, with its projects and logs.');
+      navigate('/login', { replace: true });
+    });
+  }
+  const close = () => {
+    setOpen(false);
+    setTyped('');
+    setPassword('');
+  };
+  const wrong = error instanceof ApiError && error.code === 'INVALID_CREDENTIALS';
+  return (
+    <section className="card danger-zone" aria-labelledby="delete-account-heading">
+      <h2 id="delete-account-heading">Delete your account</h2>
+      <p>
+        Deletes your account, the projects you own with all their logs, alert rules and history (for their members too), and your memberships in other projects. It
+        cannot be undone. Transfer a project to an admin first to keep it.
+      </p>
+      <button type="button" className="danger" onClick={() => setOpen(true)}>
+        Delete account…
+      </button>
+      <Dialog open={open} title="Delete your account?" onClose={close}>
+        <form onSubmit={submit}>
+          {owned.length > 0 ? (
+            <p>
+              These projects you own are deleted with it: <strong>{owned.join(', ')}</strong>.
+            </p>
+          ) : (
+            <p>You own no project; you leave the projects shared with you.</p>
+          )}
+          <p>
+            Type <strong>{email}</strong> to confirm.
+          </p>
+          <Field label="Your email">
+            {(id) => <input id={id} autoFocus autoComplete="off" spellCheck={false} value={typed} onChange={(e) => setTyped(e.target.value)} />}
+          </Field>
+          <Field label="Password" error={wrong ? 'This is not your password.' : undefined}>
+            {(id, d) => <input id={id} type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} aria-describedby={d} aria-invalid={wrong} />}
+          </Field>
+          {error !== undefined && !wrong && <ErrorNote error={error} />}
+          <div className="form-actions">
+            <button type="button" className="secondary" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" className="danger" disabled={busy || typed.trim().toLowerCase() !== email.toLowerCase() || password === ''}>
+              {busy ? 'Deleting…' : 'Delete account'}
+            </button>
+          </div>
+        </form>
+      </Dialog>
     </section>
   );
 }

@@ -1,9 +1,14 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, describeError } from '../lib/api.ts';
 import { useApi } from '../lib/context.ts';
+import { navigate } from '../lib/router.ts';
 import { Field, Link } from '../components/ui.tsx';
 
-export function AuthPage({ mode, notice }: { mode: 'login' | 'signup'; notice?: string }) {
+/**
+ * Sign in or sign up. `onSwitch` keeps the page's address when switching between the two (the
+ * invitation page: once signed in, the same address accepts the invitation).
+ */
+export function AuthPage({ mode, notice, onSwitch }: { mode: 'login' | 'signup'; notice?: string; onSwitch?: () => void }) {
   const api = useApi();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -57,6 +62,11 @@ export function AuthPage({ mode, notice }: { mode: 'login' | 'signup'; notice?: 
               />
             )}
           </Field>
+          {!signup && (
+            <p className="forgot">
+              <Link to="/forgot-password">Forgot your password?</Link>
+            </p>
+          )}
           {error && (
             <div className="error-note" role="alert">
               {error}
@@ -69,15 +79,186 @@ export function AuthPage({ mode, notice }: { mode: 'login' | 'signup'; notice?: 
         <p className="switch">
           {signup ? (
             <>
-              Already have an account? <Link to="/login">Sign in</Link>
+              Already have an account? <SwitchLink to="/login" onSwitch={onSwitch}>Sign in</SwitchLink>
             </>
           ) : (
             <>
-              New to Loglane? <Link to="/signup">Create an account</Link>
+              New to Loglane? <SwitchLink to="/signup" onSwitch={onSwitch}>Create an account</SwitchLink>
             </>
           )}
         </p>
       </div>
     </main>
+  );
+}
+
+function SwitchLink({ to, onSwitch, children }: { to: string; onSwitch?: () => void; children: ReactNode }) {
+  if (!onSwitch) return <Link to={to}>{children}</Link>;
+  return (
+    <button type="button" className="link-button" onClick={onSwitch}>
+      {children}
+    </button>
+  );
+}
+
+function AuthCard({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main className="auth">
+      <div className="auth-card">
+        <div className="brand brand-large" aria-hidden="true">
+          <img src="/favicon.svg" alt="" width="32" height="32" /> Loglane
+        </div>
+        <h1>{title}</h1>
+        {children}
+      </div>
+    </main>
+  );
+}
+
+/** "Forgot your password?": asks for the email and has the server mail a reset link to it. */
+export function ForgotPasswordPage() {
+  const api = useApi();
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [sentTo, setSentTo] = useState<string | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.anonymousCall('POST', '/v1/auth/password-reset', { email: email.trim() });
+      setSentTo(email.trim());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const fieldError = error instanceof ApiError ? error.fieldErrors().email : undefined;
+  return (
+    <AuthCard title="Reset your password">
+      {sentTo ? (
+        <>
+          <p className="notice" role="status">
+            If an account uses <strong>{sentTo}</strong>, a link to choose a new password is on its way. The link works once, for 30 minutes.
+          </p>
+          <p className="muted small">No mail after a few minutes? Check the spam folder, or ask again.</p>
+          <button type="button" className="secondary wide" onClick={() => setSentTo(null)}>
+            Ask again
+          </button>
+        </>
+      ) : (
+        <form onSubmit={submit} noValidate>
+          <p className="muted">Enter the email you sign in with. We will send it a link to choose a new password.</p>
+          <Field label="Email" error={fieldError}>
+            {(id, describedBy) => (
+              <input id={id} type="email" autoComplete="email" autoFocus required value={email} onChange={(e) => setEmail(e.target.value)} aria-describedby={describedBy} aria-invalid={!!fieldError} />
+            )}
+          </Field>
+          {error !== undefined && !fieldError && (
+            <div className="error-note" role="alert">
+              {describeError(error)}
+            </div>
+          )}
+          <button type="submit" className="primary wide" disabled={busy || email.trim() === ''}>
+            {busy ? 'Sending…' : 'Send reset link'}
+          </button>
+        </form>
+      )}
+      <p className="switch">
+        Remembered it? <Link to="/login">Sign in</Link>
+      </p>
+    </AuthCard>
+  );
+}
+
+/** The fragment's `token` (`/reset-password#token=…`): a fragment never reaches a server or a Referer. */
+export function tokenFromHash(): string {
+  return new URLSearchParams(location.hash.replace(/^#/, '')).get('token') ?? '';
+}
+
+/** `/reset-password#token=…`, the link of the reset mail: sets a new password, then on to sign in. */
+export function ResetPasswordPage() {
+  const api = useApi();
+  const [token] = useState(tokenFromHash);
+  const [password, setPassword] = useState('');
+  const [again, setAgain] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [mismatch, setMismatch] = useState(false);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (password !== again) {
+      setMismatch(true);
+      return;
+    }
+    setMismatch(false);
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.anonymousCall('POST', '/v1/auth/password-reset/confirm', { token, newPassword: password });
+      // Every login of the account has ended, this tab's too: sign in with the new password.
+      api.forget('Your password was changed. Sign in with the new password.');
+      navigate('/login', { replace: true });
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  }
+
+  const fields = error instanceof ApiError ? error.fieldErrors() : {};
+  const badToken = !token || fields.token !== undefined;
+  return (
+    <AuthCard title="Choose a new password">
+      {badToken ? (
+        <div className="error-note" role="alert">
+          <span>
+            {token
+              ? 'This reset link is no longer valid: a link works once, for 30 minutes.'
+              : 'This page needs the link from the reset mail, and the address has no token.'}
+          </span>{' '}
+          <Link to="/forgot-password">Ask for a new link</Link>
+        </div>
+      ) : (
+        <form onSubmit={submit} noValidate>
+          <Field label="New password" error={fields.newPassword} hint="At least 8 characters.">
+            {(id, describedBy) => (
+              <input
+                id={id}
+                type="password"
+                autoComplete="new-password"
+                autoFocus
+                required
+                minLength={8}
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                aria-describedby={describedBy}
+                aria-invalid={!!fields.newPassword}
+              />
+            )}
+          </Field>
+          <Field label="New password again" error={mismatch ? 'The two passwords differ.' : undefined}>
+            {(id, describedBy) => (
+              <input id={id} type="password" autoComplete="new-password" required value={again} onChange={(e) => setAgain(e.target.value)} aria-describedby={describedBy} aria-invalid={mismatch} />
+            )}
+          </Field>
+          {error !== undefined && !fields.newPassword && (
+            <div className="error-note" role="alert">
+              {describeError(error)}
+            </div>
+          )}
+          <button type="submit" className="primary wide" disabled={busy || password === '' || again === ''}>
+            {busy ? 'Saving…' : 'Set new password'}
+          </button>
+        </form>
+      )}
+      <p className="switch">
+        <Link to="/login">Back to sign in</Link>
+      </p>
+    </AuthCard>
   );
 }

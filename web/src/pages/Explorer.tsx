@@ -153,6 +153,18 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
     };
   }, [api, projectId, query, tailOn]);
 
+  // A tail the server refused or ended for good may mean the caller was removed from the project:
+  // ask for the project again, and a 404 takes the page down to a plain "no access".
+  const failed = tailOn && tailStatus.status === 'failed';
+  const reloadProject = project.reload;
+  useEffect(() => {
+    if (failed) reloadProject();
+  }, [failed, reloadProject]);
+  const lostAccess = project.error instanceof ApiError && project.error.status === 404;
+  useEffect(() => {
+    if (lostAccess) setTailOn(false);
+  }, [lostAccess]);
+
   const paused = tailStatus.status === 'paused';
   const range = resolveRange(query.range, now);
   const projectName = project.data?.name ?? 'Project';
@@ -160,6 +172,22 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
   const filtered = query.levels.length > 0 || query.query.trim() !== '';
   const syntaxError = results.error instanceof ApiError && results.error.status === 400 ? querySyntaxError(results.error.details) : undefined;
   const addFilter = (term: string) => setQuery({ ...query, query: addTerm(query.query, term) });
+
+  if (lostAccess) {
+    return (
+      <main className="page">
+        <PageHeader title={project.data?.name ?? 'Project'} />
+        <div className="error-note no-access" role="alert">
+          <span>
+            You no longer have access to this project: it was deleted, or you are not one of its members (anymore). Ask its owner or an admin to invite you.
+          </span>
+        </div>
+        <p>
+          <Link to="/projects">Go to your projects</Link>
+        </p>
+      </main>
+    );
+  }
 
   return (
     <main className="page explorer">

@@ -4,8 +4,10 @@ import { useApi, useToast } from '../lib/context.ts';
 import { formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { CreatedDestination, Destination, Project } from '../lib/types.ts';
-import { CopyButton, Dialog, Empty, ErrorNote, Field, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { needsRole } from '../lib/roles.ts';
+import { CopyButton, Dialog, Empty, ErrorNote, Field, PageHeader, RoleBadge, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { SendFirstLog } from '../components/SendFirstLog.tsx';
+import { LeaveProject, MembersSection, NotificationsSection } from './Members.tsx';
 
 export function ProjectSettingsPage({ projectId, justCreated }: { projectId: string; justCreated: boolean }) {
   const api = useApi();
@@ -21,6 +23,8 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
   const p = project.data;
   if (!p) return <main className="page"><Spinner label="Loading project…" /></main>;
   const masked = `${p.apiKey.slice(0, 8)}…${p.apiKey.slice(-4)}`;
+  const rotateLock = needsRole(p.role, 'admin', 'Rotating the key');
+  const deleteLock = needsRole(p.role, 'owner', 'Deleting the project');
 
   const rotate = () =>
     rotation.run(async () => {
@@ -33,7 +37,9 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
 
   return (
     <main className="page">
-      <PageHeader title={<>{p.name} <span className="muted small-title">settings</span></>} />
+      <PageHeader title={<>{p.name} <span className="muted small-title">settings</span></>}>
+        {p.role && <RoleBadge role={p.role} prefix="Your role:" />}
+      </PageHeader>
       {justCreated && (
         <p className="notice" role="status">
           Your project is ready. Send it a first log with the key below.
@@ -50,7 +56,7 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
             {revealed ? 'Hide' : 'Reveal'}
           </button>
           <CopyButton text={p.apiKey} label="Copy key" onCopied={() => toast('API key copied to the clipboard.')} />
-          <button type="button" className="danger-outline small" onClick={() => setRotateOpen(true)}>
+          <button type="button" className="danger-outline small" onClick={() => setRotateOpen(true)} disabled={!!rotateLock} title={rotateLock}>
             Rotate key…
           </button>
         </div>
@@ -71,12 +77,19 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
         <RenameForm project={p} onRenamed={(name, updatedAt) => project.setData((old) => (old ? { ...old, name, updatedAt } : old))} />
       </section>
 
-      <Destinations projectId={p.id} />
+      <NotificationsSection projectId={p.id} />
+
+      <MembersSection project={p} onProjectChange={(updated) => project.setData((old) => (old ? { ...old, ...updated } : old))} />
+
+      <Destinations projectId={p.id} locked={needsRole(p.role, 'admin', 'Managing destinations')} />
+
+      {p.role && p.role !== 'owner' && <LeaveProject project={p} />}
 
       <section className="card danger-zone" aria-labelledby="danger-heading">
         <h2 id="danger-heading">Delete this project</h2>
-        <p>Deleting removes the project, all of its {formatCount(p.logCount)} logs, its alert rules and their history. It cannot be undone.</p>
-        <button type="button" className="danger" onClick={() => setDeleteOpen(true)}>
+        <p>Deleting removes the project, all of its {formatCount(p.logCount)} logs, its alert rules and their history, for every member. It cannot be undone.</p>
+        {deleteLock && <p className="muted small">Only the project's owner can delete it.</p>}
+        <button type="button" className="danger" onClick={() => setDeleteOpen(true)} disabled={!!deleteLock} title={deleteLock}>
           Delete project…
         </button>
       </section>
@@ -118,12 +131,13 @@ function RenameForm({ project, onRenamed }: { project: Project; onRenamed: (name
     });
   }
   const fieldError = error instanceof ApiError ? error.fieldErrors().name : undefined;
+  const locked = needsRole(project.role, 'admin', 'Renaming');
   return (
     <form className="inline-form" onSubmit={submit}>
       <Field label="Name" error={fieldError}>
-        {(id, describedBy) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} />}
+        {(id, describedBy) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} readOnly={!!locked} title={locked} />}
       </Field>
-      <button type="submit" className="secondary" disabled={busy || name.trim() === '' || name.trim() === project.name}>
+      <button type="submit" className="secondary" disabled={!!locked || busy || name.trim() === '' || name.trim() === project.name} title={locked}>
         {busy ? 'Saving…' : 'Rename'}
       </button>
       {error !== undefined && !fieldError && <ErrorNote error={error} />}
@@ -179,11 +193,12 @@ function typeLabel(type: string): string {
  * Where rules with the webhook and slack channels send: every destination of that type in the
  * project. A webhook's signing secret is in the answer to its creation only, so it is shown once.
  */
-function Destinations({ projectId }: { projectId: string }) {
+function Destinations({ projectId, locked }: { projectId: string; locked?: string }) {
   const api = useApi();
   const toast = useToast();
   const base = `/v1/projects/${encodeURIComponent(projectId)}/destinations`;
-  const list = useResource<{ data: Destination[] }>(base);
+  // Listing destinations needs the admin role too: a member is told so instead of being refused.
+  const list = useResource<{ data: Destination[] }>(locked ? null : base);
   const [created, setCreated] = useState<CreatedDestination | null>(null);
   const [deleting, setDeleting] = useState<Destination | null>(null);
   const removal = useAction();
@@ -211,6 +226,11 @@ function Destinations({ projectId }: { projectId: string }) {
         Alert rules with the Webhook or Slack channel notify every destination of that type here. A webhook receives a signed JSON <code>POST</code>; Slack, a
         message to an incoming-webhook URL. Send a test from a rule on the Alerts page.
       </p>
+      {locked && (
+        <p className="notice" role="note">
+          {locked} Admins and the owner see and change this project's destinations.
+        </p>
+      )}
       {list.error !== undefined && <ErrorNote error={list.error} onRetry={list.reload} />}
       {list.loading && !items && <Spinner label="Loading destinations…" />}
       {items && items.length === 0 && (
@@ -257,6 +277,7 @@ function Destinations({ projectId }: { projectId: string }) {
       )}
       <DestinationForm
         base={base}
+        locked={locked}
         onCreated={(d) => {
           const { secret: _secret, ...shown } = d;
           list.setData((old) => ({ data: [...(old?.data ?? []), shown] }));
@@ -313,7 +334,7 @@ function Destinations({ projectId }: { projectId: string }) {
   );
 }
 
-function DestinationForm({ base, onCreated }: { base: string; onCreated: (d: CreatedDestination) => void }) {
+function DestinationForm({ base, locked, onCreated }: { base: string; locked?: string; onCreated: (d: CreatedDestination) => void }) {
   const api = useApi();
   const [type, setType] = useState<'webhook' | 'slack'>('webhook');
   const [name, setName] = useState('');
@@ -331,6 +352,15 @@ function DestinationForm({ base, onCreated }: { base: string; onCreated: (d: Cre
   }
   const fe = error instanceof ApiError ? error.fieldErrors() : {};
   const general = error !== undefined && !fe.url && !fe.name && !fe.type;
+  if (locked) {
+    return (
+      <div className="inline-form">
+        <button type="button" className="primary" disabled title={locked}>
+          Add destination
+        </button>
+      </div>
+    );
+  }
   return (
     <form className="inline-form destination-form" onSubmit={submit} noValidate aria-label="Add a destination">
       <Field label="Type" error={fe.type}>

@@ -4,7 +4,7 @@ import { useApi, useToast } from '../lib/context.ts';
 import { formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { Page, Project } from '../lib/types.ts';
-import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, RoleBadge, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { PlanLimitNote } from './Account.tsx';
 
 export function ProjectsPage() {
@@ -34,9 +34,12 @@ export function ProjectsPage() {
           {list.map((p) => (
             <li key={p.id} className="card project-card">
               <div className="project-card-main">
-                <h2>
-                  <Link to={`/projects/${p.id}/logs`}>{p.name}</Link>
-                </h2>
+                <div className="project-card-title">
+                  <h2>
+                    <Link to={`/projects/${p.id}/logs`}>{p.name}</Link>
+                  </h2>
+                  {p.role && <RoleBadge role={p.role} prefix="Your role:" />}
+                </div>
                 <div className="muted">
                   <span data-testid="log-count">{formatCount(p.logCount)}</span> {p.logCount === 1 ? 'log' : 'logs'} · created {formatTime(p.createdAt)}
                 </div>
@@ -45,6 +48,7 @@ export function ProjectsPage() {
                 <Link to={`/projects/${p.id}/logs`}>Logs</Link>
                 <Link to={`/projects/${p.id}/alerts`}>Alerts</Link>
                 <Link to={`/projects/${p.id}/settings`}>Settings &amp; API key</Link>
+                <Link to={`/projects/${p.id}/settings#members`}>Members</Link>
               </nav>
             </li>
           ))}
