@@ -9,7 +9,7 @@ type OkOf<O> = O extends { responses: infer R } ? (200 extends keyof R ? JsonOf<
 type Ok<K extends keyof operations> = OkOf<operations[K]>;
 
 /** A project as the caller sees it, with the caller's role in it. */
-export type Project = Ok<'getProject'> & { role: Role };
+export type Project = Ok<'getProject'>;
 export type Log = Ok<'searchLogs'>['data'][number];
 export interface Page<T> {
   data: T[];
@@ -30,29 +30,8 @@ export type Me = Ok<'me'>;
 export type Plan = Ok<'listPlans'>['data'][number];
 export type PushSubscriptionInfo = Ok<'listPushSubscriptions'>['data'][number];
 
-/*
- * Teams and account care (issue 18). Written out by hand until the client's schema has them; the
- * shapes are the CONTRACT's "Account care and teams".
- */
-export type Role = 'owner' | 'admin' | 'member';
-export interface Member {
-  userId: string;
-  email: string;
-  role: Role;
-  joinedAt: string;
-}
-export interface Invitation {
-  id: string;
-  email: string;
-  role: Exclude<Role, 'owner'>;
-  createdAt: string;
-  expiresAt: string;
-}
-export interface SessionInfo {
-  id: string;
-  createdAt: string;
-  lastUsedAt: string;
-  userAgent: string | null;
-  ip: string | null;
-  current: boolean;
-}
+/** Teams and account care. */
+export type Role = Project['role'];
+export type Member = Ok<'listMembers'>['data'][number];
+export type Invitation = Ok<'listInvitations'>['data'][number];
+export type SessionInfo = Ok<'listSessions'>['data'][number];
