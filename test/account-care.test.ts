@@ -266,6 +266,11 @@ describeEngines('account care', (engine) => {
       expect({ ...foreign.body.error, requestId: undefined }).toEqual({ ...unknown.body.error, requestId: undefined });
       expect((await refresh(b.refreshToken)).status).toBe(200);
       expect((await s.request('DELETE', `/v1/auth/sessions/${theirs!.id}`)).status).toBe(401);
+      // A logout ends its session too: it leaves the list.
+      const third = await loginAgain(b);
+      expect(await sessions(b.accessToken)).toHaveLength(2);
+      expect((await s.request('POST', '/v1/auth/logout', { token: third.accessToken, body: { refreshToken: third.refreshToken } })).status).toBe(204);
+      expect((await sessions(b.accessToken)).map((x) => x.id)).toEqual([theirs!.id]);
       expect((await s.request('GET', '/v1/auth/sessions')).status).toBe(401);
     });
   });
@@ -306,6 +311,8 @@ describeEngines('account care', (engine) => {
 
       // A project of another user that d was invited to as an admin, made a rule in, and invited someone to.
       const b = await signup(s);
+      await addMember(s, smtp, d, p1, b, 'member', PUBLIC_URL);
+      expect((await s.request('GET', `/v1/projects/${p1.id}`, { token: b.accessToken })).status).toBe(200);
       const shared = { ...(await createProject(s, b, 'Survivor')), name: 'Survivor' };
       await ingest(s, shared.apiKey, [{ message: 'stays' }]);
       await addMember(s, smtp, b, shared, d, 'admin', PUBLIC_URL);
@@ -339,7 +346,9 @@ describeEngines('account care', (engine) => {
       const logRows = await sql<{ n: number | string }>`select count(*) as n from logs where project_id in (${p1.id}, ${p2.id})`.execute(s.database.db);
       expect(Number(logRows.rows[0]!.n)).toBe(0);
 
-      // The other user's project is whole, without d.
+      // A member of d's project lost it with d; the other user's own project is whole, without d.
+      expect((await s.request('GET', `/v1/projects/${p1.id}`, { token: b.accessToken })).status).toBe(404);
+      expect((await s.request('GET', '/v1/projects', { token: b.accessToken })).body.data.map((x: { id: string }) => x.id)).toEqual([shared.id]);
       const members = (await s.request('GET', `/v1/projects/${shared.id}/members`, { token: b.accessToken })).body.data as { userId: string }[];
       expect(members.map((m) => m.userId)).toEqual([b.id]);
       expect((await s.request('GET', `/v1/projects/${shared.id}`, { token: b.accessToken })).body).toEqual(sharedBefore);

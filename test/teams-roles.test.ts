@@ -258,6 +258,26 @@ describeEngines('teams and roles', (engine) => {
     }
   });
 
+  it('a destination or invitation of another project is 404 through a project the caller administers, and stays', async () => {
+    const [o, a, other] = await users(3);
+    const mine = await newProject(o);
+    const theirs = await newProject(other);
+    await member(mine, o, a, 'admin');
+    const dest = await s.request('POST', `/v1/projects/${theirs.id}/destinations`, { token: other.accessToken, body: { type: 'webhook', url: 'https://hooks.example.com/theirs' } });
+    const inv = await s.request('POST', `/v1/projects/${theirs.id}/invitations`, { token: other.accessToken, body: { email: uniqueEmail('theirs'), role: 'member' } });
+    expect([dest.status, inv.status]).toEqual([201, 201]);
+    for (const who of [o, a]) {
+      const d = await s.request('DELETE', `/v1/projects/${mine.id}/destinations/${dest.body.id}`, { token: who.accessToken });
+      expect(d.status).toBe(404);
+      expect(errorOf(d).code).toBe('NOT_FOUND');
+      const i = await s.request('DELETE', `/v1/projects/${mine.id}/invitations/${inv.body.id}`, { token: who.accessToken });
+      expect(i.status).toBe(404);
+      expect(errorOf(i).code).toBe('NOT_FOUND');
+    }
+    expect((await s.request('GET', `/v1/projects/${theirs.id}/destinations`, { token: other.accessToken })).body.data.map((x: { id: string }) => x.id)).toEqual([dest.body.id]);
+    expect((await s.request('GET', `/v1/projects/${theirs.id}/invitations`, { token: other.accessToken })).body.data.map((x: { id: string }) => x.id)).toEqual([inv.body.id]);
+  });
+
   describe('plan caps', () => {
     it('alert rules count against the project owner\'s plan, whoever creates them', async () => {
       // The owner is on the free plan: 2 rules per project; rich on enterprise, poor on free.
@@ -358,14 +378,20 @@ describeEngines('teams and roles', (engine) => {
       const p = await newProject(o);
       await member(p, o, a, 'admin');
       await member(p, o, m, 'member');
+      const rule = await createRule(m, p.id);
       refusedAt(await s.request('DELETE', `/v1/projects/${p.id}/members/${o.id}`, { token: o.accessToken }), 400, '/userId', 'owner leaving');
       expect(await roleIn(o, p.id)).toBe('owner');
       for (const who of [m, a]) {
+        expect((await s.request('GET', `/v1/alerts/${rule.id}`, { token: who.accessToken })).status).toBe(200);
         const res = await s.request('DELETE', `/v1/projects/${p.id}/members/${who.id}`, { token: who.accessToken });
         expect(res.status).toBe(204);
         expect((await s.request('GET', `/v1/projects/${p.id}`, { token: who.accessToken })).status).toBe(404);
         expect((await s.request('GET', '/v1/projects', { token: who.accessToken })).body.data).toEqual([]);
+        expect((await s.request('GET', `/v1/alerts/${rule.id}`, { token: who.accessToken })).status).toBe(404);
+        expect((await s.request('GET', '/v1/alerts', { token: who.accessToken })).body.data).toEqual([]);
       }
+      // The rule a leaver made stays with the project.
+      expect((await s.request('GET', `/v1/alerts/${rule.id}`, { token: o.accessToken })).status).toBe(200);
       expect((await members(o, p.id)).map((x) => x.userId)).toEqual([o.id]);
     });
 
@@ -486,6 +512,23 @@ describeEngines('teams and roles', (engine) => {
       expect(again.status).toBe(404);
       expect(errorOf(again).code).toBe('NOT_FOUND');
       expect((await s.request('POST', '/v1/invitations/accept', { body: { token } })).status).toBe(401);
+    });
+
+    it('a revoked invitation, or one to a project since deleted, cannot be accepted (404)', async () => {
+      const [o, x, y] = await users(3);
+      await setPlan(s, o.id, 'starter');
+      const p = await newProject(o);
+      const doomed = await newProject(o);
+      const revoked = await invite(s, smtp, o, p, x.email, 'member', PUBLIC_URL);
+      const orphaned = await invite(s, smtp, o, doomed, y.email, 'admin', PUBLIC_URL);
+      expect((await s.request('DELETE', `/v1/projects/${p.id}/invitations/${revoked.invitation.id}`, { token: o.accessToken })).status).toBe(204);
+      expect((await s.request('DELETE', `/v1/projects/${doomed.id}`, { token: o.accessToken })).status).toBe(204);
+      for (const [who, token] of [[x, revoked.token], [y, orphaned.token]] as const) {
+        const res = await s.request('POST', '/v1/invitations/accept', { token: who.accessToken, body: { token } });
+        expect(res.status).toBe(404);
+        expect(errorOf(res).code).toBe('NOT_FOUND');
+        expect((await s.request('GET', '/v1/projects', { token: who.accessToken })).body.data).toEqual([]);
+      }
     });
 
     it('accepting as someone already a member keeps their role', async () => {
