@@ -1,5 +1,5 @@
 /**
- * Account care (CONTRACT "Account care and teams", /tmp/teams-api.md): password reset by mail,
+ * Account care (CONTRACT "Account care and teams", docs/teams.md): password reset by mail,
  * password change, the sessions list and its revoke, and account deletion down to every row of
  * every table of the database. Real server, real database, a real SMTP server.
  */

@@ -1,6 +1,6 @@
 /**
  * Teams: the role matrix of every project-scoped route (CONTRACT "Account care and teams", the
- * role table of /tmp/teams-api.md), and what roles mean beyond one request: plan caps counted
+ * role table of docs/teams.md), and what roles mean beyond one request: plan caps counted
  * against the owner, listings of shared projects and rules, leaving, inviting, transfer,
  * invitations, tails of removed members and alert notifications to every member.
  */
