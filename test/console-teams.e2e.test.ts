@@ -6,43 +6,17 @@
  * at once. Then one person's account care: sessions signed out one at a time, a changed password,
  * a forgotten one reset through the mailed link, and an account deleted by typing its email.
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { describeEngines, ISSUED_SECRETS, PG_REQUIRED, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ISSUED_SECRETS, startServer, uniqueEmail, type TestServer } from './harness.js';
 import { startSmtpSink, type Mail } from './sinks.js';
+import { captureErrors, createFirstProject, describeInChromium, launchChromium, openContext, postLogs, printedErrors, readableStorage, requireChromium, shoot, SHOTS, until } from './browser.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(ROOT, 'docs', 'screenshots');
-const BUILT = existsSync(path.join(ROOT, 'dist', 'web', 'index.html'));
-const runnable = existsSync(CHROMIUM) && BUILT;
 /** The address the mails link to; the browser opens the same path and fragment on the test server. */
 const PUBLIC_URL = 'http://console.loglane.test';
-const WIDTHS = [
-  { name: 'desktop', width: 1280, height: 860 },
-  { name: 'mobile', width: 390, height: 844 },
-] as const;
 
-if (PG_REQUIRED) {
-  it('the teams journey has what it needs (chromium installed, console built)', () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`).toBe(true);
-    expect(BUILT, 'dist/web is missing: run npm run build').toBe(true);
-  });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+requireChromium('teams journey');
 
 /** A mail's text as a reader sees it: quoted-printable and base64 parts decoded. */
 function mailText(mail: Mail): string {
@@ -60,9 +34,7 @@ async function linkIn(mails: Mail[], to: string, subject: string, pagePath: stri
   return new URL(m![0]);
 }
 
-const maybe = runnable ? describeEngines : (name: string) => describe.skip(`${name} (skipped: needs ${CHROMIUM} and a built console; .ci/run installs chromium and npm test builds)`, () => {});
-
-maybe('console teams and account care in chromium', (engine) => {
+describeInChromium('console teams and account care in chromium', (engine) => {
   let server: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let browser: Browser;
@@ -75,10 +47,7 @@ maybe('console teams and account care in chromium', (engine) => {
   beforeAll(async () => {
     smtp = await startSmtpSink();
     server = await startServer(engine, { env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUBLIC_URL } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     await mkdir(SHOTS, { recursive: true });
   });
 
@@ -90,56 +59,11 @@ maybe('console teams and account care in chromium', (engine) => {
 
   /** A person: their own browser context (own cookies), so two can be signed in at once. */
   async function person(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-GB', timezoneId: 'UTC' });
+    const context = await openContext(browser, server);
     contexts.push(context);
     const page = await context.newPage();
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`);
-    });
-    page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
-    page.on('response', (res) => {
-      if (res.status() >= 500) serverErrors.push(`${res.status()} ${res.url()}`);
-    });
+    captureErrors(page, consoleErrors, serverErrors);
     return page;
-  }
-
-  /** Every visible control has a name a screen reader can announce. */
-  async function assertLabelled(page: Page, screen: string): Promise<void> {
-    const unnamed = await page.evaluate(() => {
-      type El = { getAttribute(n: string): string | null; textContent: string | null; outerHTML: string; labels?: ArrayLike<{ textContent: string | null }> | null; checkVisibility(): boolean };
-      const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<El>; getElementById(id: string): El | null } }).document;
-      const out: string[] = [];
-      for (const el of Array.from(doc.querySelectorAll('input, select, textarea, button, a[href], [role="tab"], [role="switch"]'))) {
-        if (!el.checkVisibility()) continue;
-        const labelledBy = el.getAttribute('aria-labelledby');
-        const name = [
-          el.getAttribute('aria-label'),
-          labelledBy ? doc.getElementById(labelledBy)?.textContent : '',
-          Array.from(el.labels ?? []).map((l) => l.textContent).join(' '),
-          el.textContent,
-          el.getAttribute('title'),
-        ].join('').trim();
-        if (!name) out.push(el.outerHTML.slice(0, 120));
-      }
-      return out;
-    });
-    expect(unnamed, `controls without a name on ${screen}`).toEqual([]);
-  }
-
-  /** Saves the screen at both widths (docs/screenshots, beside the console journey's). */
-  async function shoot(page: Page, name: string): Promise<void> {
-    await assertLabelled(page, name);
-    for (const w of WIDTHS) {
-      await page.setViewportSize({ width: w.width, height: w.height });
-      await page.waitForTimeout(150);
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: w.name === 'mobile' });
-    }
-    await page.setViewportSize({ width: 1280, height: 860 });
-  }
-
-  async function ingest(apiKey: string, logs: unknown): Promise<void> {
-    const res = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(logs) });
-    expect(res.status).toBe(202);
   }
 
   async function signUp(page: Page, email: string, password: string): Promise<void> {
@@ -174,15 +98,8 @@ maybe('console teams and account care in chromium', (engine) => {
     // The owner signs up and creates a project.
     await a.goto('/signup');
     await signUp(a, owner.email, owner.password);
-    await a.getByRole('button', { name: 'Create your first project' }).click();
-    await a.getByLabel('Project name').fill('Team logs');
-    await a.getByRole('button', { name: 'Create project' }).click();
-    await a.getByRole('heading', { name: 'API key' }).waitFor();
-    const apiKey = (await a.getByTestId('api-key').innerText()).trim();
-    expect(apiKey).toMatch(/^llk_/);
-    ISSUED_SECRETS.add(apiKey);
-    const projectId = new URL(a.url()).pathname.split('/')[2]!;
-    await ingest(apiKey, { level: 'info', source: 'web', message: 'sent before the teammate joined' });
+    const { apiKey, projectId } = await createFirstProject(a, 'Team logs');
+    await postLogs(server, apiKey, { level: 'info', source: 'web', message: 'sent before the teammate joined' });
 
     // Members: the owner alone; invite the teammate as a member. The pending invitation is listed.
     const members = a.getByRole('region', { name: 'Members' });
@@ -260,7 +177,7 @@ maybe('console teams and account care in chromium', (engine) => {
     await b.getByRole('button', { name: '▶ Live tail' }).click();
     await until('tail live', async () => (await b.locator('.tail-status').innerText()).startsWith('Live'));
     expect(openTails()).toBe(tailsBefore + 1);
-    await ingest(apiKey, { level: 'warn', source: 'web', message: 'seen live by the teammate' });
+    await postLogs(server, apiKey, { level: 'warn', source: 'web', message: 'seen live by the teammate' });
     await expect.poll(() => b.locator('.log-message').first().innerText()).toBe('seen live by the teammate');
 
     // The owner removes them: the open tail ends at once and the teammate's view says they lost access.
@@ -275,7 +192,7 @@ maybe('console teams and account care in chromium', (engine) => {
     expectedFailures.add(`404 /v1/projects/${projectId}/logs/tail`);
     expectedFailures.add(`404 /v1/projects/${projectId}`);
     await shoot(b, 'access-lost');
-    await ingest(apiKey, { message: 'after the removal' });
+    await postLogs(server, apiKey, { message: 'after the removal' });
     await b.getByRole('link', { name: 'Go to your projects' }).click();
     await b.getByRole('heading', { name: 'No projects yet' }).waitFor();
     // And the owner's projects list still shows their role.
@@ -368,10 +285,7 @@ maybe('console teams and account care in chromium', (engine) => {
 
     // Nothing secret in the storage a page can read.
     for (const page of [a, b]) {
-      const stored = await page.evaluate(() => {
-        const g = globalThis as unknown as { localStorage: Record<string, string>; sessionStorage: Record<string, string> };
-        return JSON.stringify({ local: { ...g.localStorage }, session: { ...g.sessionStorage } });
-      });
+      const stored = await readableStorage(page);
       expect(stored).not.toMatch(/eyJ[\w-]+\.[\w-]+|token|passphrase/);
     }
   }, 90_000);
@@ -422,10 +336,7 @@ maybe('console teams and account care in chromium', (engine) => {
 
     // No server error, and no console error but the refusals provoked above.
     expect(serverErrors).toEqual([]);
-    const printed = consoleErrors.map((e) => {
-      const m = /^Failed to load resource: the server responded with a status of (\d+) .*\((http[^)]+)\)$/.exec(e);
-      return m ? `${m[1]} ${new URL(m[2]!).pathname}` : e;
-    });
+    const printed = printedErrors(consoleErrors);
     expect(printed.filter((p) => !expectedFailures.has(p))).toEqual([]);
     for (const f of ['401 /v1/auth/password', '400 /v1/auth/password-reset/confirm']) expect(printed).toContain(f);
   }, 90_000);

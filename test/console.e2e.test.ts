@@ -4,45 +4,16 @@
  * 1280 px and 390 px (docs/screenshots, linked from the README).
  */
 import { createHmac } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { describeEngines, ISSUED_SECRETS, PG_REQUIRED, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ISSUED_SECRETS, startServer, uniqueEmail, type TestServer } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
+import { captureErrors, createFirstProject, describeInChromium, launchChromium, openContext, postLogs, printedErrors, readableStorage, requireChromium, shoot, SHOTS, until } from './browser.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(ROOT, 'docs', 'screenshots');
-const BUILT = existsSync(path.join(ROOT, 'dist', 'web', 'index.html'));
-// CI installs chromium (.ci/run) and builds the console (npm test); there a missing piece fails.
-const REQUIRED = PG_REQUIRED;
-const runnable = existsSync(CHROMIUM) && BUILT;
-const WIDTHS = [
-  { name: 'desktop', width: 1280, height: 860 },
-  { name: 'mobile', width: 390, height: 844 },
-] as const;
-
-if (REQUIRED) {
-  it('the console journey has what it needs (chromium installed, console built)', () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`).toBe(true);
-    expect(BUILT, 'dist/web is missing: run npm run build').toBe(true);
-  });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+requireChromium('console journey');
 
 interface Hook {
   path: string;
@@ -88,9 +59,7 @@ function signedWith(secret: string, hook: Hook): boolean {
   return !!m && createHmac('sha256', secret).update(`${m[1]}.${hook.raw}`).digest('hex') === m[2];
 }
 
-const maybe = runnable ? describeEngines : (name: string) => describe.skip(`${name} (skipped: needs ${CHROMIUM} and a built console; .ci/run installs chromium and npm test builds)`, () => {});
-
-maybe('console journey in chromium', (engine) => {
+describeInChromium('console journey in chromium', (engine) => {
   let server: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let push: Awaited<ReturnType<typeof startPushReceiver>>;
@@ -117,22 +86,13 @@ maybe('console journey in chromium', (engine) => {
         DELIVERY_MAX_ATTEMPTS: '2',
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-GB', timezoneId: 'UTC' });
+    browser = await launchChromium();
+    context = await openContext(browser, server);
     await context.grantPermissions(['clipboard-read', 'clipboard-write', 'notifications'], { origin: server.url });
     page = await context.newPage();
     // Time in the page flows as usual, but the test can jump it forward (an idle session).
     await page.clock.install();
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`);
-    });
-    page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
-    page.on('response', (res) => {
-      if (res.status() >= 500) serverErrors.push(`${res.status()} ${res.url()}`);
-    });
+    captureErrors(page, consoleErrors, serverErrors);
     await mkdir(SHOTS, { recursive: true });
   });
 
@@ -143,46 +103,6 @@ maybe('console journey in chromium', (engine) => {
     await push?.close();
     await hooks?.close();
   });
-
-  /** Every control on screen has a name a screen reader can announce. */
-  async function assertLabelled(screen: string): Promise<void> {
-    const unnamed = await page.evaluate(() => {
-      type El = { getAttribute(n: string): string | null; textContent: string | null; outerHTML: string; labels?: ArrayLike<{ textContent: string | null }> | null; checkVisibility(): boolean };
-      const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<El>; getElementById(id: string): El | null } }).document;
-      const out: string[] = [];
-      for (const el of Array.from(doc.querySelectorAll('input, select, textarea, button, a[href], [role="tab"], [role="switch"]'))) {
-        if (!el.checkVisibility()) continue;
-        const labelledBy = el.getAttribute('aria-labelledby');
-        const name = [
-          el.getAttribute('aria-label'),
-          labelledBy ? doc.getElementById(labelledBy)?.textContent : '',
-          Array.from(el.labels ?? []).map((l) => l.textContent).join(' '),
-          el.textContent,
-          el.getAttribute('title'),
-        ].join('').trim();
-        if (!name) out.push(el.outerHTML.slice(0, 120));
-      }
-      return out;
-    });
-    expect(unnamed, `controls without a name on ${screen}`).toEqual([]);
-  }
-
-  /** Saves the current screen at both widths, then returns to the desktop width. */
-  async function shoot(name: string): Promise<void> {
-    await assertLabelled(name);
-    for (const w of WIDTHS) {
-      await page.setViewportSize({ width: w.width, height: w.height });
-      await page.waitForTimeout(150);
-      // The phone screenshots take the whole page, so what is below the fold is seen too.
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: w.name === 'mobile' });
-    }
-    await page.setViewportSize({ width: 1280, height: 860 });
-  }
-
-  async function ingest(apiKey: string, logs: unknown): Promise<void> {
-    const res = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(logs) });
-    expect(res.status).toBe(202);
-  }
 
   const visibleMessages = () => page.locator('.log-message').allInnerTexts();
   const visibleLevels = () => page.locator('.log-line .level-badge').allInnerTexts();
@@ -195,7 +115,7 @@ maybe('console journey in chromium', (engine) => {
     // Sign in and sign up.
     await page.goto('/');
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await shoot('sign-in');
+    await shoot(page, 'sign-in');
     await page.getByRole('link', { name: 'Create an account' }).click();
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
     await page.getByLabel('Email').fill(email);
@@ -203,11 +123,11 @@ maybe('console journey in chromium', (engine) => {
     await page.getByRole('button', { name: 'Create account' }).click();
     expectedFailures.push('400 /v1/auth/signup');
     await expect.poll(() => page.locator('.field-error').first().innerText()).toMatch(/8/);
-    await shoot('sign-up');
+    await shoot(page, 'sign-up');
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { name: 'No projects yet' }).waitFor();
-    await shoot('projects-empty');
+    await shoot(page, 'projects-empty');
 
     // The refresh token is an HttpOnly cookie: page scripts cannot see it.
     const cookies = await context.cookies();
@@ -231,16 +151,9 @@ maybe('console journey in chromium', (engine) => {
     await page.clock.fastForward('16:00');
 
     // Create a project; the key is shown once created.
-    await page.getByRole('button', { name: 'Create your first project' }).click();
-    await page.getByLabel('Project name').fill('Checkout API');
-    await page.getByRole('button', { name: 'Create project' }).click();
-    await page.getByRole('heading', { name: 'API key' }).waitFor();
-    const apiKey = (await page.getByTestId('api-key').innerText()).trim();
-    expect(apiKey).toMatch(/^llk_/);
-    ISSUED_SECRETS.add(apiKey);
+    const { apiKey, projectId } = await createFirstProject(page, 'Checkout API');
     await expect.poll(() => page.locator('.snippet pre').innerText()).toContain(apiKey);
-    await shoot('project-settings');
-    const projectId = new URL(page.url()).pathname.split('/')[2]!;
+    await shoot(page, 'project-settings');
     expect(refreshes).toEqual(['POST']);
 
     // A second project is over the free plan: the message names the plan that allows more.
@@ -250,7 +163,7 @@ maybe('console journey in chromium', (engine) => {
     await page.getByRole('button', { name: 'Create project' }).click();
     expectedFailures.push('403 /v1/projects');
     await expect.poll(() => page.locator('.plan-limit').innerText()).toMatch(/starter plan allows 5/i);
-    await shoot('plan-limit');
+    await shoot(page, 'plan-limit');
     await page.getByRole('button', { name: 'Cancel' }).click();
 
     // Logs arrive through the API with the project's key.
@@ -261,7 +174,7 @@ maybe('console journey in chromium', (engine) => {
       logs.push({ timestamp: now - (300 - i) * 1000, level, source: i % 2 ? 'web' : 'worker', message: `request ${i} served in ${i % 97}ms`, metadata: { requestId: `r-${i}`, http: { status: 200 + (i % 3) } } });
     }
     logs.push({ timestamp: now - 500, level: 'error', source: 'billing', message: 'payment failed for order 4242', metadata: { order: { id: 4242, total: 99.5 }, retry: false } });
-    await ingest(apiKey, logs);
+    await postLogs(server, apiKey, logs);
 
     await page.goto(`/projects/${projectId}/logs`);
     await until('logs listed', async () => (await visibleMessages()).some((m) => m.includes('payment failed')));
@@ -269,7 +182,7 @@ maybe('console journey in chromium', (engine) => {
     // Virtualised: far fewer rows in the page than logs loaded.
     expect(await page.locator('.log-row').count()).toBeLessThan(80);
     await expect.poll(() => page.locator('.result-count').innerText()).toContain('301');
-    await shoot('explorer');
+    await shoot(page, 'explorer');
 
     // Filter by level, then search with the query language: a field, a phrase, a regex.
     const search = page.getByLabel('Search', { exact: true });
@@ -336,7 +249,7 @@ maybe('console journey in chromium', (engine) => {
     expect(echo[1]!.indexOf('^')).toBe(column - 1);
     expect(await page.locator('.query-echo mark').innerText()).toBe(Array.from(bad)[column - 1]);
     expect(await search.getAttribute('aria-invalid')).toBe('true');
-    await shoot('search-error');
+    await shoot(page, 'search-error');
     await page.getByRole('button', { name: 'Syntax' }).click();
 
     await search.fill('payment');
@@ -345,7 +258,7 @@ maybe('console journey in chromium', (engine) => {
     expect(await page.locator('.log-line .log-chip').allInnerTexts()).toEqual(['order.id=4242', 'order.total=99.5']);
     await page.locator('.log-line').first().click();
     await expect.poll(() => page.getByLabel('Metadata').innerText()).toContain('"total": 99.5');
-    await shoot('log-expanded');
+    await shoot(page, 'log-expanded');
 
     // Split the histogram by source, then by a metadata field.
     await search.fill('');
@@ -365,14 +278,14 @@ maybe('console journey in chromium', (engine) => {
       return ['200', '201', '202', '(none)'].every((s) => caption.includes(s));
     });
     expect(await page.locator('.histogram rect.group-fill-none').count()).toBeGreaterThan(0);
-    await shoot('histogram-split');
+    await shoot(page, 'histogram-split');
 
     // The field sidebar: the fields of the logs on screen with their top values; click one to filter.
     const sidebar = page.getByRole('complementary', { name: 'Fields on screen' });
     await sidebar.locator('summary', { hasText: /^source\b/ }).click();
     await expect.poll(() => sidebar.locator('.field-summary[open]').innerText()).toMatch(/^source 301\s+web\s+150\s+−\s+worker\s+150\s+−\s+billing\s+1\s+−$/);
     await sidebar.locator('summary', { hasText: /^@http\.status\b/ }).click();
-    await shoot('field-sidebar');
+    await shoot(page, 'field-sidebar');
     await sidebar.getByRole('button', { name: 'billing', exact: true }).click();
     await until('filtered from the sidebar', async () => queryInUrl() === 'source:billing' && (await listed().catch(() => 0)) === 1);
     await sidebar.locator('summary', { hasText: /^@order\.id\b/ }).click();
@@ -386,15 +299,15 @@ maybe('console journey in chromium', (engine) => {
     const tailsBefore = openTails();
     await page.getByRole('button', { name: '▶ Live tail' }).click();
     await until('tail live', async () => (await page.locator('.tail-status').innerText()).startsWith('Live'));
-    await ingest(apiKey, { level: 'warn', source: 'web', message: 'tail check one' });
+    await postLogs(server, apiKey, { level: 'warn', source: 'web', message: 'tail check one' });
     await until('tailed log shown', async () => (await visibleMessages())[0] === 'tail check one');
-    await shoot('live-tail');
+    await shoot(page, 'live-tail');
     await page.getByRole('button', { name: 'Pause' }).click();
     await until('paused', async () => (await page.locator('.tail-status').innerText()).startsWith('Paused'));
     // Paused means the stream is closed and the server holds what arrives: once the server has no
     // tail open for the page, nothing sent now can reach it before Resume.
     await until('the paused stream closed on the server', () => openTails() === tailsBefore, 5000);
-    await ingest(apiKey, { level: 'info', source: 'web', message: 'sent while paused' });
+    await postLogs(server, apiKey, { level: 'info', source: 'web', message: 'sent while paused' });
     expect(await visibleMessages()).not.toContain('sent while paused');
     await page.getByRole('button', { name: 'Resume' }).click();
     await until('resumed log shown', async () => (await visibleMessages())[0] === 'sent while paused');
@@ -416,7 +329,7 @@ maybe('console journey in chromium', (engine) => {
       return row && /request \d+ served/.test(row) ? row : undefined;
     });
     const countBefore = await listed();
-    await ingest(apiKey, [{ message: 'arrives above one' }, { message: 'arrives above two' }]);
+    await postLogs(server, apiKey, [{ message: 'arrives above one' }, { message: 'arrives above two' }]);
     // The count and the rows render in one commit, and the list keeps the reader's place in a layout
     // effect of that same commit: once both are counted, the view has been adjusted (or not).
     await until('two more listed', async () => (await listed()) === countBefore + 2);
@@ -433,7 +346,7 @@ maybe('console journey in chromium', (engine) => {
 
     await page.getByRole('link', { name: 'Alerts' }).click();
     await page.getByRole('heading', { name: 'No alert rules' }).waitFor();
-    await shoot('alerts-empty');
+    await shoot(page, 'alerts-empty');
     await page.getByRole('button', { name: 'New alert' }).click();
     await page.getByLabel('Name').fill('Billing errors');
     await page.getByLabel('Threshold').fill('0');
@@ -442,15 +355,15 @@ maybe('console journey in chromium', (engine) => {
     await page.getByRole('button', { name: 'Create alert' }).click();
     expectedFailures.push('400 /v1/alerts');
     await expect.poll(() => page.locator('.field.has-error .field-error').first().innerText()).toMatch(/1|threshold/i);
-    await shoot('alert-form');
+    await shoot(page, 'alert-form');
     await page.getByLabel('Threshold').fill('3');
     await page.getByRole('button', { name: 'Create alert' }).click();
     await page.getByRole('link', { name: 'Billing errors' }).waitFor();
     await expect.poll(() => page.locator('.alerts-table').innerText()).toContain('3 error logs from billing within 5 minutes');
-    await shoot('alerts');
+    await shoot(page, 'alerts');
 
     const mailsBefore = smtp.mails.length;
-    await ingest(apiKey, [1, 2, 3].map((n) => ({ level: 'error', source: 'billing', message: `card declined ${n}` })));
+    await postLogs(server, apiKey, [1, 2, 3].map((n) => ({ level: 'error', source: 'billing', message: `card declined ${n}` })));
     await until('alert email', async () => smtp.mails.length > mailsBefore, 20_000);
     await until('push delivery', async () => push.deliveries.length > 0, 20_000);
 
@@ -466,7 +379,7 @@ maybe('console journey in chromium', (engine) => {
     await expect.poll(() => page.locator('.sample').first().innerText()).toContain('card declined');
     expect(await page.locator('.state').first().innerText()).toBe('Firing');
     expect(await page.locator('.history-entry .state').first().innerText()).toBe('Triggered');
-    await shoot('alert-history');
+    await shoot(page, 'alert-history');
 
     // Destinations: a URL on a private address is refused at the field; a webhook to the local
     // receiver shows its signing secret once; a Slack one is listed, then deleted after a confirmation.
@@ -487,7 +400,7 @@ maybe('console journey in chromium', (engine) => {
     await secretDialog.getByText('it will not be shown again').waitFor();
     await secretDialog.getByRole('button', { name: 'Copy secret' }).click();
     expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secret);
-    await shoot('destination-secret');
+    await shoot(page, 'destination-secret');
     await secretDialog.getByRole('button', { name: 'I have copied it' }).click();
     await destinations.getByLabel('Type').selectOption('slack');
     await destinations.getByLabel('Name (optional)').fill('team channel');
@@ -499,7 +412,7 @@ maybe('console journey in chromium', (engine) => {
     await expect.poll(() => destinations.locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^Webhook\s+on-call\s+http:\/\/127\.0\.0\.1:\d+\/loglane\s/), expect.stringMatching(/^Slack\s+team channel\s+https:\/\/hooks\.slack\.com\//)]);
     expect(await page.content()).not.toContain(secret);
     await destinations.scrollIntoViewIfNeeded();
-    await shoot('destinations');
+    await shoot(page, 'destinations');
     await destinations.getByRole('button', { name: 'Delete destination team channel' }).click();
     await page.getByRole('dialog', { name: 'Delete this destination?' }).getByRole('button', { name: 'Delete destination' }).click();
     await expect.poll(() => destinations.locator('tbody tr').count()).toBe(1);
@@ -547,7 +460,7 @@ maybe('console journey in chromium', (engine) => {
     await billingRow.getByRole('button', { name: 'Until a time…' }).click();
     const muteUntil = Math.floor(((await page.evaluate(() => Date.now())) + 2 * 86_400_000) / 60_000) * 60_000;
     await billingRow.getByLabel('Mute until').fill(new Date(muteUntil).toISOString().slice(0, 16));
-    await shoot('alert-mute');
+    await shoot(page, 'alert-mute');
     await billingRow.getByRole('button', { name: 'Mute', exact: true }).click();
     await expect.poll(() => billingRow.locator('.state-muted').innerText().catch(() => '')).toMatch(/^Muted until \d+ \w+( \d{4})?, \d\d:\d\d$/);
     expect((await ruleOf(billing.id)).mutedUntil).toBe(new Date(muteUntil).toISOString());
@@ -561,7 +474,7 @@ maybe('console journey in chromium', (engine) => {
     expect(Date.parse((await ruleOf(billing.id)).mutedUntil!)).toBeGreaterThan(Date.now());
 
     // An error log from checkout fires the rule: Firing on the page, alert.triggered at the receiver.
-    await ingest(apiKey, { level: 'error', source: 'checkout', message: 'checkout failed: card processor timeout' });
+    await postLogs(server, apiKey, { level: 'error', source: 'checkout', message: 'checkout failed: card processor timeout' });
     const triggered = await until('alert.triggered webhook', () => hooks.got.find((h) => h.body?.type === 'alert.triggered'), 20_000);
     expect(triggered.body).toMatchObject({ type: 'alert.triggered', state: 'firing', matchedCount: 1, alert: { name: 'Checkout errors' } });
     expect(signedWith(secret, triggered)).toBe(true);
@@ -582,7 +495,7 @@ maybe('console journey in chromium', (engine) => {
     await page.reload();
     await expect.poll(() => badge(checkoutRow)).toBe('OK');
     await expect.poll(() => billingRow.locator('.state-muted').count()).toBe(1);
-    await shoot('alert-states');
+    await shoot(page, 'alert-states');
 
     // The rule's history: a Resolved entry (no sample) above the Triggered one, both delivered.
     await checkoutRow.getByRole('link', { name: 'History' }).click();
@@ -599,14 +512,14 @@ maybe('console journey in chromium', (engine) => {
     expect(await resolvedEntry.locator('details').count()).toBe(0);
     await triggeredEntry.locator('summary').click();
     await expect.poll(() => triggeredEntry.locator('.sample').innerText()).toContain('card processor timeout');
-    await shoot('alert-history-resolved');
+    await shoot(page, 'alert-history-resolved');
 
     // Account: plan and usage.
     await page.getByRole('link', { name: 'Account' }).click();
     await expect.poll(() => page.getByTestId('account-email').innerText()).toBe(email);
     await expect.poll(() => page.getByTestId('plan').textContent()).toBe('free');
     await expect.poll(() => page.locator('.meter').first().innerText()).toContain('1 of 1');
-    await shoot('account');
+    await shoot(page, 'account');
     // This machine has no route to a browser vendor's push service, so the subscription itself is
     // refused; the console must say so plainly (the server's push delivery is tested with a receiver).
     await page.getByRole('button', { name: 'Enable push in this browser' }).click();
@@ -622,7 +535,7 @@ maybe('console journey in chromium', (engine) => {
     await page.goto(`/projects/${projectId}/settings`);
     await page.getByRole('button', { name: 'Rotate key…' }).click();
     await page.getByText('the current key stops working immediately').waitFor();
-    await shoot('rotate-key');
+    await shoot(page, 'rotate-key');
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
     const newKey = await until('new key shown', async () => {
       const shown = (await page.getByTestId('api-key').innerText()).trim();
@@ -631,7 +544,7 @@ maybe('console journey in chromium', (engine) => {
     ISSUED_SECRETS.add(newKey);
     const old = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: '{"message":"old key"}' });
     expect(old.status).toBe(401);
-    await ingest(newKey, { message: 'new key works' });
+    await postLogs(server, newKey, { message: 'new key works' });
 
     // Rename.
     await page.getByLabel('Name', { exact: true }).fill('Checkout API (prod)');
@@ -639,10 +552,7 @@ maybe('console journey in chromium', (engine) => {
     await page.getByRole('heading', { name: /Checkout API \(prod\)/ }).waitFor();
 
     // Nothing secret in storage the page can read.
-    const stored = await page.evaluate(() => {
-      const g = globalThis as unknown as { localStorage: Record<string, string>; sessionStorage: Record<string, string> };
-      return JSON.stringify({ local: { ...g.localStorage }, session: { ...g.sessionStorage } });
-    });
+    const stored = await readableStorage(page);
     for (const secret of [apiKey, newKey, token, password, refresh!.value]) expect(stored).not.toContain(secret);
     expect(stored).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
 
@@ -669,7 +579,7 @@ maybe('console journey in chromium', (engine) => {
     await page.getByRole('dialog').getByLabel('Project name').fill('Checkout API');
     expect(await confirm.isDisabled()).toBe(true);
     await page.getByRole('dialog').getByLabel('Project name').fill('Checkout API (prod)');
-    await shoot('delete-project');
+    await shoot(page, 'delete-project');
     await confirm.click();
     await page.getByRole('heading', { name: 'No projects yet' }).waitFor();
     expect((await server.request('GET', `/v1/projects/${projectId}`, { token })).status).toBe(404);
@@ -680,11 +590,7 @@ maybe('console journey in chromium', (engine) => {
     // The browser saw no server error and printed no error but the provoked refusals.
     expect(serverErrors).toEqual([]);
     // Chromium prints one line per refused fetch; those must be exactly the refusals provoked above.
-    const printed = consoleErrors.map((e) => {
-      const m = /^Failed to load resource: the server responded with a status of (\d+) .*\((http[^)]+)\)$/.exec(e);
-      if (e.startsWith('Chrome currently does not support the Push API in incognito mode')) return 'chromium: no Push API in incognito';
-      return m ? `${m[1]} ${new URL(m[2]!).pathname}` : e;
-    });
+    const printed = printedErrors(consoleErrors, { 'Chrome currently does not support the Push API in incognito mode': 'chromium: no Push API in incognito' });
     // A query that does not parse refuses the search and the histogram at once, in either order.
     expect([...printed].sort()).toEqual([...expectedFailures].sort());
   }, 180_000);
