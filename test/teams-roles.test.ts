@@ -614,8 +614,30 @@ describeEngines('teams and roles', (engine) => {
     });
   });
 
-  // Last: it moves the server's clock 8 days on, past every token issued before.
+  // Last: these move the server's clock on, past every token issued before.
   describe('invitation expiry', () => {
+    it('a project sends at most 20 invitations an hour (429 with Retry-After), revoked ones counted; an hour later it sends again', async () => {
+      const [o] = await users(2);
+      const p = await newProject(o);
+      const sent = await Promise.all(
+        Array.from({ length: 21 }, (_, i) => s.request('POST', `/v1/projects/${p.id}/invitations`, { token: o.accessToken, body: { email: `cap-${i}-${randomBytes(3).toString('hex')}@example.com`, role: 'member' } })),
+      );
+      expect(sent.map((r) => r.status).sort()).toEqual([...Array(20).fill(201), 429]);
+      const refused = sent.find((r) => r.status === 429)!;
+      expect(errorOf(refused).code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Revoking does not give a mail back.
+      const first = sent.find((r) => r.status === 201)!.body.id as string;
+      expect((await s.request('DELETE', `/v1/projects/${p.id}/invitations/${first}`, { token: o.accessToken })).status).toBe(204);
+      expect((await s.request('GET', `/v1/projects/${p.id}/invitations`, { token: o.accessToken })).body.data).toHaveLength(19);
+      const again = await s.request('POST', `/v1/projects/${p.id}/invitations`, { token: o.accessToken, body: { email: uniqueEmail('cap'), role: 'member' } });
+      expect(again.status).toBe(429);
+      s.clock.advance(3_600_000 + 1_000);
+      const login = await s.request('POST', '/v1/auth/login', { body: { email: o.email, password: o.password } });
+      const later = await s.request('POST', `/v1/projects/${p.id}/invitations`, { token: login.body.accessToken, body: { email: uniqueEmail('cap'), role: 'member' } });
+      expect(later.status, later.text).toBe(201);
+    });
+
     it('an invitation is accepted within 7 days, and not after (404)', async () => {
       const [o, early, late] = await users(3);
       const p = await newProject(o);

@@ -375,7 +375,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone by email
-         * @description Admins invite members; only the owner invites admins. The mail holds `<PUBLIC_URL>/invitations#token=<token>`, good once for 7 days, for that email only.
+         * @description Admins invite members; only the owner invites admins. The mail holds `<PUBLIC_URL>/invitations#token=<token>`, good once for 7 days, for that email only. A project sends at most 20 invitations an hour (429 with Retry-After).
          */
         post: operations["createInvitation"];
         delete?: never;
@@ -2849,6 +2849,15 @@ export interface operations {
             };
             /** @description Every error has this body. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

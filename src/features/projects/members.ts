@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/types.js';
 import { lockRow } from '../../db/lock.js';
-import { notFound, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../errors.js';
 import { isId, newId } from '../../ids.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
 import { findUserById } from '../accounts/repository.js';
@@ -18,6 +18,8 @@ import { forbiddenRole, hasRole, isRole, type Role } from './roles.js';
 import type { Project, ProjectsService } from './service.js';
 
 export const INVITATION_DAYS = 7;
+/** How many invitations (and so mails) one project may send in an hour. */
+export const INVITATIONS_PER_HOUR = 20;
 const INVITATION_MS = INVITATION_DAYS * 24 * 3600_000;
 
 export interface Member {
@@ -138,7 +140,17 @@ export function createMembersService(deps: {
       const token = randomToken(32);
       const t = now();
       const row = { id: newId('inv', t), project_id: projectId, email, role: input.role, token_hash: sha256Hex(token), invited_by: userId, created_at: t, expires_at: t + INVITATION_MS };
-      await repo.insertInvitation(db, row);
+      // Each invitation sends a mail: a project sends at most INVITATIONS_PER_HOUR, counted under
+      // the project's row lock so racing requests (on any node) cannot pass it together.
+      await db.transaction().execute(async (tx) => {
+        await lockRow(tx, 'projects', projectId);
+        const recent = await repo.invitationsSince(tx, projectId, t - 3600_000);
+        if (recent.count >= INVITATIONS_PER_HOUR) {
+          const retryAfter = Math.max(1, Math.ceil((recent.oldest + 3600_000 - t) / 1000));
+          throw new AppError('RATE_LIMITED', `A project can send at most ${INVITATIONS_PER_HOUR} invitations an hour; try again later.`, { retryAfter });
+        }
+        await repo.insertInvitation(tx, row);
+      });
       const link = `${publicUrl}/invitations#token=${token}`;
       sendLater(mailer, log, email, invitationEmail({ projectName: project.name, inviterEmail: inviter?.email ?? 'A Loglane user', role: input.role, link, days: INVITATION_DAYS }), 'invitation');
       return toInvitation(row);
@@ -152,10 +164,10 @@ export function createMembersService(deps: {
     /** Revokes a pending invitation; an admin invitation only by the owner. */
     async revokeInvitation(userId: string, projectId: string, invitationId: string): Promise<void> {
       const { role } = await projects.access(userId, projectId, 'admin', 'revoke invitations');
-      const row = isId('inv', invitationId) ? await repo.findInvitation(db, projectId, invitationId) : undefined;
+      const row = isId('inv', invitationId) ? await repo.findInvitation(db, projectId, invitationId, now()) : undefined;
       if (!row) throw notFound('invitation');
       if (row.role === 'admin' && role !== 'owner') throw forbiddenRole(role, 'owner', 'revoke an admin invitation');
-      await repo.deleteInvitation(db, row.id);
+      await repo.expireInvitation(db, row.id, now());
     },
 
     /**

@@ -164,6 +164,17 @@ export async function insertInvitation(db: Executor, row: { id: string; project_
   await db.insertInto('project_invitations').values({ ...row, accepted_at: null }).execute();
 }
 
+/** How many invitations the project made since `since` (revoked ones included), and when the oldest of them was made. */
+export async function invitationsSince(db: Executor, projectId: string, since: number): Promise<{ count: number; oldest: number }> {
+  const row = await db
+    .selectFrom('project_invitations')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('project_id', '=', projectId)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.n), oldest: Number(row.oldest ?? since) };
+}
+
 /** Pending invitations of a project (not accepted, not expired), oldest first. */
 export function pendingInvitations(db: Executor, projectId: string, now: number) {
   return db
@@ -177,12 +188,21 @@ export function pendingInvitations(db: Executor, projectId: string, now: number)
     .execute();
 }
 
-export function findInvitation(db: Executor, projectId: string, id: string) {
-  return db.selectFrom('project_invitations').select(INVITATION_COLUMNS).where('project_id', '=', projectId).where('id', '=', id).where('accepted_at', 'is', null).executeTakeFirst();
+/** A pending invitation of the project. */
+export function findInvitation(db: Executor, projectId: string, id: string, now: number) {
+  return db
+    .selectFrom('project_invitations')
+    .select(INVITATION_COLUMNS)
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .where('accepted_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
 }
 
-export async function deleteInvitation(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('project_invitations').where('id', '=', id).execute();
+/** Revokes an invitation: it expires now (the row stays until housekeeping, so it still counts against the hourly cap). */
+export async function expireInvitation(db: Executor, id: string, now: number): Promise<void> {
+  await db.updateTable('project_invitations').set({ expires_at: now }).where('id', '=', id).execute();
 }
 
 /** A pending invitation by its token's digest, for this email only; undefined otherwise. */

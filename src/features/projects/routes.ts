@@ -109,9 +109,9 @@ export function projectsRoutes(deps: { projects: ProjectsService; members: Membe
     r.post('/projects/:id/invitations', {
       schema: {
         ...members_, operationId: 'createInvitation', summary: 'Invite someone by email',
-        description: 'Admins invite members; only the owner invites admins. The mail holds `<PUBLIC_URL>/invitations#token=<token>`, good once for 7 days, for that email only.',
+        description: 'Admins invite members; only the owner invites admins. The mail holds `<PUBLIC_URL>/invitations#token=<token>`, good once for 7 days, for that email only. A project sends at most 20 invitations an hour (429 with Retry-After).',
         params: IdParams, body: S.InvitationBody,
-        response: { 201: S.Invitation, ...errorResponses(400, 401, 403, 404, 413, 415) },
+        response: { 201: S.Invitation, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     }, async (req, reply) => reply.status(201).send(await members.invite(req.userId, req.params.id, { email: req.body.email, role: req.body.role as 'admin' | 'member' })));
 
