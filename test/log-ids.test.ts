@@ -168,6 +168,8 @@ describeEngines('log ids across the migration to per-project seqs', (engine) => 
     await setPlan(s, owner.id, 'enterprise');
     const a = await createProject(s, owner, 'a');
     const b = await createProject(s, owner, 'b');
+    // Made before the schema goes back: today's code writes tables 0007 did not have.
+    const c = engine === 'sqlite' ? await createProject(s, owner, 'c') : undefined;
     const db = s.database.db;
     await migrateTo(db, '0007_log_counts');
 
@@ -196,7 +198,6 @@ describeEngines('log ids across the migration to per-project seqs', (engine) => 
 
     // SQLite: a project whose row says less than its newest log (a hand-made load) is raised to it, so
     // its next log cannot collide with the unique (project_id, seq) index.
-    const c = engine === 'sqlite' ? await createProject(s, owner, 'c') : undefined;
     if (c) await db.insertInto('logs').values([5001, 5002].map((seq) => ({ project_id: c.id, seq, ts: t0, received_at: t0, level: 2, source: null, message: `old c ${seq}`, metadata: null }))).execute();
 
     expect((await migrateTo(db, '0008_log_seq_per_project')).applied).toEqual(['0008_log_seq_per_project']);
