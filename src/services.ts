@@ -43,7 +43,8 @@ export function createServices(deps: { config: Config; database: Database; secre
   const now = () => clock.now();
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
-  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now });
+  // The log store is made below; a deletion asks it only once the server runs.
+  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now, purgeLogs: (projectId) => store.purgeProject(projectId) });
   const members = createMembersService({ db, now, log, projects, mailer, publicUrl: config.publicUrl });
   const accounts = createAccountsService({
     db,

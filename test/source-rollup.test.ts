@@ -146,3 +146,48 @@ it('one pass counts both rollups: per minute and level, and per minute, level an
   expect(sources.n.map((n, i) => `${sources.minute[i]} ${sources.level[i]} ${sources.source[i]} ${n}`).sort()).toEqual([`0 2  1`, `0 2 a 2`, `${MINUTE} 2 a 1`, `${MINUTE} 4 a 1`]);
   expect(levels.n.map((n, i) => `${levels.minute[i]} ${levels.level[i]} ${n}`).sort()).toEqual([`0 2 3`, `${MINUTE} 2 1`, `${MINUTE} 4 1`]);
 });
+
+describeEngines('a project\'s purge before its deletion', (engine) => {
+  it('each step keeps the log count and both rollups exact (SQLite steps on the writer\'s thread; PostgreSQL purges nothing ahead)', async () => {
+    const s = await startServer(engine);
+    try {
+      const owner = await signup(s);
+      const project = await createProject(s, owner, 'purged');
+      const start = s.clock.now() - 3_600_000 + 4_321;
+      const logs = Array.from({ length: 700 }, (_, i) => ({ message: `log ${i}`, timestamp: start + i * 3_001, level: ['info', 'error', 'warn'][i % 3], ...(i % 4 ? { source: `src-${i % 5}` } : {}) }));
+      expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+      const db = s.database.db;
+      const store = s.app.services.store;
+      const countOf = async () => Number((await db.selectFrom('projects').select('log_count').where('id', '=', project.id).executeTakeFirstOrThrow()).log_count);
+      const stored = async () => Number((await sql<{ n: number }>`select count(*) as n from logs where project_id = ${project.id}`.execute(db)).rows[0]!.n);
+      const levelRollup = async () => {
+        const rows = await db.selectFrom('log_counts').select(['minute', 'level', 'n']).where('project_id', '=', project.id).execute();
+        const { rows: truth } = await sql<{ minute: number; level: number; n: number }>`select ts - (ts % 60000) as minute, level, count(*) as n from logs where project_id = ${project.id} group by 1, 2`.execute(db);
+        const lines = (r: { minute: number; level: number; n: number }[]) => r.map((x) => `${Number(x.minute)} ${Number(x.level)} ${Number(x.n)}`).sort();
+        return { rollup: lines(rows), truth: lines(truth) };
+      };
+      if (engine === 'sqlite') {
+        const writer = (store as unknown as { writer: { purge(projectId: string, batch: number): Promise<number> } }).writer;
+        for (const step of [250, 250, 250]) {
+          const before = await stored();
+          const n = await writer.purge(project.id, step);
+          expect(n).toBe(Math.min(step, before));
+          expect(await stored()).toBe(before - n);
+          expect(await countOf()).toBe(before - n);
+          const { rollup, truth } = await rollupAndTruth(db, project.id);
+          expect(rollup).toEqual(truth);
+          const levels = await levelRollup();
+          expect(levels.rollup).toEqual(levels.truth);
+        }
+        expect(await stored()).toBe(0);
+      }
+      await store.purgeProject(project.id);
+      expect(await stored()).toBe(engine === 'sqlite' ? 0 : 700);
+      // The deletion itself takes what is left.
+      expect((await s.request('DELETE', `/v1/projects/${project.id}`, { token: owner.accessToken })).status).toBe(204);
+      expect(await stored()).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+});

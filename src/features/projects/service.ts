@@ -32,9 +32,23 @@ const KEY_ATTEMPTS = 3;
 /** What each project action needs (CONTRACT, "Account care and teams"). */
 const WHAT = { rename: 'rename the project', rotate: 'rotate its API key', delete: 'delete the project' } as const;
 
-export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now: () => number }) {
+export function createProjectsService(deps: {
+  db: Db;
+  encryptionKey: Buffer;
+  now: () => number;
+  /** Takes a project's logs away ahead of its deletion, where one statement would stall the server (the log store's purgeProject). */
+  purgeLogs: (projectId: string) => Promise<void>;
+}) {
   const { db, encryptionKey, now } = deps;
   const deletedListeners: ((projectId: string) => void)[] = [];
+
+  /** Deletes the project and everything under it: its logs first in steps, then the rest in one transaction. */
+  async function deleteOne(id: string): Promise<boolean> {
+    await deps.purgeLogs(id);
+    const deleted = await db.transaction().execute((tx) => repo.deleteProject(tx, id));
+    if (deleted) for (const listener of deletedListeners) listener(id);
+    return deleted;
+  }
 
   function present(row: repo.ProjectRow, role: Role, keyForm: 'full' | 'masked'): Project {
     const apiKey = decryptApiKey(encryptionKey, row.id, row.api_key_ciphertext);
@@ -142,19 +156,15 @@ export function createProjectsService(deps: { db: Db; encryptionKey: Buffer; now
       });
     },
 
-    /** Deletes the project and everything under it, in one transaction. Owner only. */
+    /** Deletes the project and everything under it. Owner only. */
     async remove(userId: string, id: string): Promise<void> {
       await access(db, userId, id, 'owner', WHAT.delete);
-      const deleted = await db.transaction().execute((tx) => repo.deleteProject(tx, id));
-      if (!deleted) throw projectNotFound();
-      for (const listener of deletedListeners) listener(id);
+      if (!(await deleteOne(id))) throw projectNotFound();
     },
 
     /** Deletes every project the user owns (account deletion), each in its own transaction. */
     async removeOwnedBy(userId: string): Promise<void> {
-      for (const id of await repo.ownedProjectIds(db, userId)) {
-        if (await db.transaction().execute((tx) => repo.deleteProject(tx, id))) for (const listener of deletedListeners) listener(id);
-      }
+      for (const id of await repo.ownedProjectIds(db, userId)) await deleteOne(id);
     },
 
     /** Calls `fn` with the id of every project deleted through this node, once it is gone. */

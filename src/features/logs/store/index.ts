@@ -66,6 +66,12 @@ export interface LogStore {
   deleteBlocksBefore(plan: string, cutoff: number): Promise<number>;
   /** Upkeep retention relies on (PostgreSQL: the partitions ahead); never throws. */
   maintain(): Promise<void>;
+  /**
+   * Before a project is deleted: takes its logs away in steps where deleting them in the one
+   * transaction that removes the project would stall every tenant (SQLite, whose statements run
+   * on the event loop's thread); nothing where that transaction waits without holding anyone up.
+   */
+  purgeProject(projectId: string): Promise<void>;
 
   // The skip index.
   /** Projects with at least `blockLogs` logs past their last summary. */

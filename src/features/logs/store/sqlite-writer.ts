@@ -6,11 +6,13 @@ import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
 import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
 
-/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts) and the skip index's summaries. */
+/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts), the skip index's summaries, and purges a project's logs before its deletion. */
 export interface SqliteLogWriter extends LogWriter {
   addAlertCounts(counts: AlertCount[], ruleIds: string[], from: number): Promise<AlertCountRow[]>;
   /** Saves a block's summary rows in one transaction; false when the block had one already. */
   saveSummary(rows: { block: BlockRowValues; blooms: BloomRowValues[] }): Promise<boolean>;
+  /** Deletes the project's `batch` oldest logs, counts kept exact, in one transaction; how many went. */
+  purge(projectId: string, batch: number): Promise<number>;
 }
 
 /**
@@ -88,6 +90,9 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     },
     saveSummary({ block, blooms }) {
       return call<boolean>({ block, blooms });
+    },
+    purge(projectId, batch) {
+      return call<number>({ purge: projectId, batch });
     },
     async close() {
       closed = true;

@@ -22,6 +22,7 @@ export type WriterMessage =
   | { id: number; batches: Columns[] }
   | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number }
   | { id: number; block: BlockRowValues; blooms: BloomRowValues[] }
+  | { id: number; purge: string; batch: number }
   | { close: true };
 
 const db = new Sqlite((workerData as { file: string }).file);
@@ -130,6 +131,37 @@ const saveSummary = db.transaction((block: BlockRowValues, blooms: BloomRowValue
   return true;
 });
 
+/**
+ * One step of a project's purge before its deletion: its `batch` oldest logs, with the project's
+ * count and rollups kept exact, in one transaction on this thread, so the event loop never runs
+ * the delete nor waits for the write lock. Answers how many logs went.
+ */
+const purgeStep = db.transaction((projectId: string, batch: number): number => {
+  const read = prepare(statements.purgeVictims(compiler, projectId, batch));
+  const victims = read.statement.all(read.params) as { seq: number; ts: number; level: number; source: string | null }[];
+  const n = victims.length;
+  if (n === 0) return 0;
+  run(statements.deleteLogsThrough(compiler, projectId, victims[n - 1]!.seq));
+  run(statements.countRemovedLogs(compiler, projectId, n));
+  const { levels, sources } = minuteCounts(
+    victims.map((v) => v.ts),
+    victims.map((v) => v.level),
+    victims.map((v) => v.source),
+  );
+  // The rollups' upserts add negative counts; rows that reach zero go.
+  inChunks(
+    levels.n.map((count, i) => ({ minute: levels.minute[i]!, level: levels.level[i]!, n: -count })),
+    (rows) => run(statements.addLogCounts(compiler, projectId, rows)),
+  );
+  inChunks(
+    sources.n.map((count, i) => ({ minute: sources.minute[i]!, level: sources.level[i]!, source: sources.source[i]!, n: -count })),
+    (rows) => run(statements.addSourceCounts(compiler, projectId, rows)),
+  );
+  run(statements.dropEmptyLogCounts(compiler, projectId));
+  run(statements.dropEmptySourceCounts(compiler, projectId));
+  return n;
+});
+
 const port = parentPort!;
 port.on('message', (msg: WriterMessage) => {
   if ('close' in msg) {
@@ -140,6 +172,7 @@ port.on('message', (msg: WriterMessage) => {
   try {
     if ('counts' in msg) port.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
     else if ('block' in msg) port.postMessage({ id: msg.id, results: saveSummary.immediate(msg.block, msg.blooms) });
+    else if ('purge' in msg) port.postMessage({ id: msg.id, results: purgeStep.immediate(msg.purge, msg.batch) });
     else port.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
   } catch (err) {
     port.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });

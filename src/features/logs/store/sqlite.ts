@@ -9,6 +9,9 @@ import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js'
 import { createSqliteWriter } from './sqlite-writer.js';
 import { sqliteSql } from './sqlite-sql.js';
 
+/** Logs a project deletion takes away per statement before its last transaction. */
+const PURGE_BATCH = 2000;
+
 export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDeps, 'now'>): LogStore {
   const writer = createSqliteWriter(file);
   return withSharedQueries(db, {
@@ -19,6 +22,11 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     // No partitions: retention's batches delete every expired log.
     expireWhole: async () => 0,
     maintain: async () => {},
+    async purgeProject(projectId) {
+      // Bounded steps on the writer's thread: the event loop neither deletes nor waits for the write
+      // lock, and other tenants' commits wait for one step at most.
+      while ((await writer.purge(projectId, PURGE_BATCH)) === PURGE_BATCH);
+    },
     async buildBlock(projectId, first, last) {
       // Nobody else builds: one node owns the file. The summary is computed first, then saved in one
       // transaction, so a process killed mid-save leaves the block without a summary, never half of one.

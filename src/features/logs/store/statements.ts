@@ -68,3 +68,27 @@ export function insertBlock(db: Executor, block: BlockRowValues) {
 export function insertBlockBlooms(db: Executor, rows: BloomRowValues[]) {
   return db.insertInto('log_block_blooms').values(rows as never);
 }
+
+/** The project's oldest `batch` logs by seq: what one step of a project's purge takes away (with what its rollups need). */
+export function purgeVictims(db: Executor, projectId: string, batch: number) {
+  return db.selectFrom('logs').select(['seq', 'ts', 'level', 'source']).where('project_id', '=', projectId).orderBy('seq').limit(batch);
+}
+
+/** Deletes the project's logs up to `lastSeq`: after purgeVictims, exactly the logs it read. */
+export function deleteLogsThrough(db: Executor, projectId: string, lastSeq: number) {
+  return db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', '<=', lastSeq);
+}
+
+/** Takes `n` deleted logs off the project's count. */
+export function countRemovedLogs(db: Executor, projectId: string, n: number) {
+  return db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId);
+}
+
+/** Rollup rows of the project that no log is counted in any more. */
+export function dropEmptyLogCounts(db: Executor, projectId: string) {
+  return db.deleteFrom('log_counts').where('project_id', '=', projectId).where('n', '<=', 0);
+}
+
+export function dropEmptySourceCounts(db: Executor, projectId: string) {
+  return db.deleteFrom('log_source_counts').where('project_id', '=', projectId).where('n', '<=', 0);
+}
