@@ -11,7 +11,7 @@ export interface SqliteLogWriter extends LogWriter {
   addAlertCounts(counts: AlertCount[], ruleIds: string[], from: number): Promise<AlertCountRow[]>;
   /** Saves a block's summary rows in one transaction; false when the block had one already. */
   saveSummary(rows: { block: BlockRowValues; blooms: BloomRowValues[] }): Promise<boolean>;
-  /** Deletes the project's `batch` oldest logs, counts kept exact, in one transaction; how many went. */
+  /** One step of a project's purge: its `batch` oldest logs (counts kept exact), or once they are gone some of its block summaries; how many went, 0 when nothing is left. */
   purge(projectId: string, batch: number): Promise<number>;
 }
 

@@ -131,16 +131,28 @@ const saveSummary = db.transaction((block: BlockRowValues, blooms: BloomRowValue
   return true;
 });
 
+/** Skip-index blocks one purge step forgets, once the logs are gone (a block has up to ~40 filter rows). */
+const PURGE_BLOCKS = 50;
+
 /**
- * One step of a project's purge before its deletion: its `batch` oldest logs, with the project's
- * count and rollups kept exact, in one transaction on this thread, so the event loop never runs
- * the delete nor waits for the write lock. Answers how many logs went.
+ * One step of a project's purge before its deletion, in one transaction on this thread, so the
+ * event loop never runs the delete nor waits for the write lock: its `batch` oldest logs, with the
+ * project's count and rollups kept exact; once no log is left, the summaries of up to PURGE_BLOCKS
+ * blocks. Answers how many logs or blocks went (0: nothing left to purge).
  */
 const purgeStep = db.transaction((projectId: string, batch: number): number => {
   const read = prepare(statements.purgeVictims(compiler, projectId, batch));
   const victims = read.statement.all(read.params) as { seq: number; ts: number; level: number; source: string | null }[];
   const n = victims.length;
-  if (n === 0) return 0;
+  if (n === 0) {
+    const blocks = prepare(statements.purgeBlocks(compiler, projectId, PURGE_BLOCKS));
+    const firsts = blocks.statement.all(blocks.params) as { first_seq: number }[];
+    if (firsts.length === 0) return 0;
+    const last = firsts[firsts.length - 1]!.first_seq;
+    run(statements.deleteBlockBloomsThrough(compiler, projectId, last));
+    run(statements.deleteBlocksThrough(compiler, projectId, last));
+    return firsts.length;
+  }
   run(statements.deleteLogsThrough(compiler, projectId, victims[n - 1]!.seq));
   run(statements.countRemovedLogs(compiler, projectId, n));
   const { levels, sources } = minuteCounts(

@@ -25,7 +25,7 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     async purgeProject(projectId) {
       // Bounded steps on the writer's thread: the event loop neither deletes nor waits for the write
       // lock, and other tenants' commits wait for one step at most.
-      while ((await writer.purge(projectId, PURGE_BATCH)) === PURGE_BATCH);
+      while ((await writer.purge(projectId, PURGE_BATCH)) > 0);
     },
     async buildBlock(projectId, first, last) {
       // Nobody else builds: one node owns the file. The summary is computed first, then saved in one

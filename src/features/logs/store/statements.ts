@@ -92,3 +92,17 @@ export function dropEmptyLogCounts(db: Executor, projectId: string) {
 export function dropEmptySourceCounts(db: Executor, projectId: string) {
   return db.deleteFrom('log_source_counts').where('project_id', '=', projectId).where('n', '<=', 0);
 }
+
+/** The first seqs of up to `limit` of the project's summarised blocks: what one purge step forgets once the logs are gone. */
+export function purgeBlocks(db: Executor, projectId: string, limit: number) {
+  return db.selectFrom('log_blocks').select('first_seq').where('project_id', '=', projectId).orderBy('first_seq').limit(limit);
+}
+
+/** Forgets the summaries (filter parts, then block rows) of the project's blocks up to `lastFirstSeq`. */
+export function deleteBlockBloomsThrough(db: Executor, projectId: string, lastFirstSeq: number) {
+  return db.deleteFrom('log_block_blooms').where('project_id', '=', projectId).where('first_seq', '<=', lastFirstSeq);
+}
+
+export function deleteBlocksThrough(db: Executor, projectId: string, lastFirstSeq: number) {
+  return db.deleteFrom('log_blocks').where('project_id', '=', projectId).where('first_seq', '<=', lastFirstSeq);
+}
