@@ -171,10 +171,10 @@ describeEngines('a project\'s purge before its deletion', (engine) => {
         return { rollup: lines(rows), truth: lines(truth) };
       };
       if (engine === 'sqlite') {
-        const writer = (store as unknown as { writer: { purge(projectId: string, batch: number): Promise<number> } }).writer;
+        const writer = (store as unknown as { writer: { deleteStep(projectId: string, batch: number, before: number | null): Promise<number> } }).writer;
         for (const step of [250, 250, 200]) {
           const before = await stored();
-          const n = await writer.purge(project.id, step);
+          const n = await writer.deleteStep(project.id, step, null);
           expect(n).toBe(step);
           expect(await stored()).toBe(before - n);
           expect(await countOf()).toBe(before - n);
@@ -186,9 +186,9 @@ describeEngines('a project\'s purge before its deletion', (engine) => {
         expect(await stored()).toBe(0);
         // With the logs gone, the next steps forget the summaries, 50 blocks at a time.
         expect(await blocks()).toBe(10);
-        expect(await writer.purge(project.id, 250)).toBe(10);
+        expect(await writer.deleteStep(project.id, 250, null)).toBe(10);
         expect([await blocks(), await blooms()]).toEqual([0, 0]);
-        expect(await writer.purge(project.id, 250)).toBe(0);
+        expect(await writer.deleteStep(project.id, 250, null)).toBe(0);
       }
       await store.purgeProject(project.id);
       expect(await stored()).toBe(engine === 'sqlite' ? 0 : 700);

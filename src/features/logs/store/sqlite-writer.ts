@@ -6,13 +6,17 @@ import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
 import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
 
-/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts), the skip index's summaries, and purges a project's logs before its deletion. */
+/** The SQLite writer also writes alert counters (see LogStore.addAlertCounts), the skip index's summaries, and deletes logs in steps (retention, a project's purge). */
 export interface SqliteLogWriter extends LogWriter {
   addAlertCounts(counts: AlertCount[], ruleIds: string[], from: number): Promise<AlertCountRow[]>;
   /** Saves a block's summary rows in one transaction; false when the block had one already. */
   saveSummary(rows: { block: BlockRowValues; blooms: BloomRowValues[] }): Promise<boolean>;
-  /** One step of a project's purge: its `batch` oldest logs (counts kept exact), or once they are gone some of its block summaries; how many went, 0 when nothing is left. */
-  purge(projectId: string, batch: number): Promise<number>;
+  /**
+   * One step of deleting a project's logs (the worker's deleteStep): its `batch` oldest, of those
+   * older than `before` when given, counts kept exact; with no `before`, once the logs are gone,
+   * some of its block summaries. How many went; 0 when nothing is left.
+   */
+  deleteStep(projectId: string, batch: number, before: number | null): Promise<number>;
 }
 
 /**
@@ -91,8 +95,8 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     saveSummary({ block, blooms }) {
       return call<boolean>({ block, blooms });
     },
-    purge(projectId, batch) {
-      return call<number>({ purge: projectId, batch });
+    deleteStep(projectId, batch, before) {
+      return call<number>({ deleteFrom: projectId, batch, before });
     },
     async close() {
       closed = true;

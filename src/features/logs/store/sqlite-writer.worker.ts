@@ -22,7 +22,7 @@ export type WriterMessage =
   | { id: number; batches: Columns[] }
   | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number }
   | { id: number; block: BlockRowValues; blooms: BloomRowValues[] }
-  | { id: number; purge: string; batch: number }
+  | { id: number; deleteFrom: string; batch: number; before: number | null }
   | { close: true };
 
 const db = new Sqlite((workerData as { file: string }).file);
@@ -131,29 +131,26 @@ const saveSummary = db.transaction((block: BlockRowValues, blooms: BloomRowValue
   return true;
 });
 
+/** Seqs per DELETE of a retention step (well under SQLite's limit on a statement's parameters). */
+const SEQS_PER_DELETE = 500;
 /** Skip-index blocks one purge step forgets, once the logs are gone (a block has up to ~40 filter rows). */
 const PURGE_BLOCKS = 50;
 
 /**
- * One step of a project's purge before its deletion, in one transaction on this thread, so the
- * event loop never runs the delete nor waits for the write lock: its `batch` oldest logs, with the
- * project's count and rollups kept exact; once no log is left, the summaries of up to PURGE_BLOCKS
- * blocks. Answers how many logs or blocks went (0: nothing left to purge).
+ * One step of deleting a project's logs, in one transaction on this thread, so the event loop
+ * never runs the delete nor waits for the write lock: the project's `batch` oldest logs (of those
+ * older than `before`, for retention), with its count and rollups kept exact. With no `before` (a
+ * purge ahead of the project's deletion), once no log is left, the summaries of up to PURGE_BLOCKS
+ * blocks go instead. Answers how many logs (or blocks) went; 0: nothing left.
  */
-const purgeStep = db.transaction((projectId: string, batch: number): number => {
-  const read = prepare(statements.purgeVictims(compiler, projectId, batch));
+const deleteStep = db.transaction((projectId: string, batch: number, before: number | null): number => {
+  const read = prepare(statements.oldestLogs(compiler, projectId, batch, before));
   const victims = read.statement.all(read.params) as { seq: number; ts: number; level: number; source: string | null }[];
   const n = victims.length;
-  if (n === 0) {
-    const blocks = prepare(statements.purgeBlocks(compiler, projectId, PURGE_BLOCKS));
-    const firsts = blocks.statement.all(blocks.params) as { first_seq: number }[];
-    if (firsts.length === 0) return 0;
-    const last = firsts[firsts.length - 1]!.first_seq;
-    run(statements.deleteBlockBloomsThrough(compiler, projectId, last));
-    run(statements.deleteBlocksThrough(compiler, projectId, last));
-    return firsts.length;
-  }
-  run(statements.deleteLogsThrough(compiler, projectId, victims[n - 1]!.seq));
+  if (n === 0) return before === null ? forgetBlocks(projectId) : 0;
+  // Every log up to the last seq read is one of them unless only the older ones were asked for.
+  if (before === null) run(statements.deleteLogsThrough(compiler, projectId, victims[n - 1]!.seq));
+  else for (let i = 0; i < n; i += SEQS_PER_DELETE) run(statements.deleteLogSeqs(compiler, projectId, victims.slice(i, i + SEQS_PER_DELETE).map((v) => v.seq)));
   run(statements.countRemovedLogs(compiler, projectId, n));
   const { levels, sources } = minuteCounts(
     victims.map((v) => v.ts),
@@ -174,6 +171,16 @@ const purgeStep = db.transaction((projectId: string, batch: number): number => {
   return n;
 });
 
+function forgetBlocks(projectId: string): number {
+  const blocks = prepare(statements.purgeBlocks(compiler, projectId, PURGE_BLOCKS));
+  const firsts = blocks.statement.all(blocks.params) as { first_seq: number }[];
+  if (firsts.length === 0) return 0;
+  const last = firsts[firsts.length - 1]!.first_seq;
+  run(statements.deleteBlockBloomsThrough(compiler, projectId, last));
+  run(statements.deleteBlocksThrough(compiler, projectId, last));
+  return firsts.length;
+}
+
 const port = parentPort!;
 port.on('message', (msg: WriterMessage) => {
   if ('close' in msg) {
@@ -184,7 +191,7 @@ port.on('message', (msg: WriterMessage) => {
   try {
     if ('counts' in msg) port.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
     else if ('block' in msg) port.postMessage({ id: msg.id, results: saveSummary.immediate(msg.block, msg.blooms) });
-    else if ('purge' in msg) port.postMessage({ id: msg.id, results: purgeStep.immediate(msg.purge, msg.batch) });
+    else if ('deleteFrom' in msg) port.postMessage({ id: msg.id, results: deleteStep.immediate(msg.deleteFrom, msg.batch, msg.before) });
     else port.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
   } catch (err) {
     port.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });

@@ -1,6 +1,6 @@
 /**
- * The log store on SQLite: one node owns the file. Logs are written by the writer's own thread and
- * connection (sqlite-writer.ts); everything else runs on the app's connection.
+ * The log store on SQLite: one node owns the file. Logs are written, and deleted, by the writer's own
+ * thread and connection (sqlite-writer.ts); everything else runs on the app's connection.
  */
 import type { Db } from '../../../db/types.js';
 import { summaryRows } from '../blocks/rows.js';
@@ -14,7 +14,7 @@ const PURGE_BATCH = 2000;
 
 export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDeps, 'now'>): LogStore {
   const writer = createSqliteWriter(file);
-  return withSharedQueries(db, {
+  const store = withSharedQueries(db, {
     writer,
     addAlertCounts: (counts, ruleIds, from) => writer.addAlertCounts(counts, ruleIds, from),
     reads: db,
@@ -25,7 +25,7 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     async purgeProject(projectId) {
       // Bounded steps on the writer's thread: the event loop neither deletes nor waits for the write
       // lock, and other tenants' commits wait for one step at most.
-      while ((await writer.purge(projectId, PURGE_BATCH)) > 0);
+      while ((await writer.deleteStep(projectId, PURGE_BATCH, null)) > 0);
     },
     async buildBlock(projectId, first, last) {
       // Nobody else builds: one node owns the file. The summary is computed first, then saved in one
@@ -43,4 +43,7 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     isRetryable: () => false,
     close: () => writer.close(),
   });
+  // Retention's batches, like a purge's steps, run on the writer's thread: on this connection each
+  // would hold the event loop while it deleted, and while it waited for the writer's commits.
+  return { ...store, deleteOlderThan: (projectId, cutoff, batch) => writer.deleteStep(projectId, batch, cutoff) };
 }

@@ -69,14 +69,24 @@ export function insertBlockBlooms(db: Executor, rows: BloomRowValues[]) {
   return db.insertInto('log_block_blooms').values(rows as never);
 }
 
-/** The project's oldest `batch` logs by seq: what one step of a project's purge takes away (with what its rollups need). */
-export function purgeVictims(db: Executor, projectId: string, batch: number) {
-  return db.selectFrom('logs').select(['seq', 'ts', 'level', 'source']).where('project_id', '=', projectId).orderBy('seq').limit(batch);
+/**
+ * The project's oldest `batch` logs by seq, of those older than `before` when given: what one
+ * delete step takes away (with what the rollups need).
+ */
+export function oldestLogs(db: Executor, projectId: string, batch: number, before: number | null) {
+  let q = db.selectFrom('logs').select(['seq', 'ts', 'level', 'source']).where('project_id', '=', projectId);
+  if (before !== null) q = q.where('ts', '<', before);
+  return q.orderBy('seq').limit(batch);
 }
 
-/** Deletes the project's logs up to `lastSeq`: after purgeVictims, exactly the logs it read. */
+/** Deletes the project's logs up to `lastSeq`: after oldestLogs with no `before`, exactly the logs it read. */
 export function deleteLogsThrough(db: Executor, projectId: string, lastSeq: number) {
   return db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', '<=', lastSeq);
+}
+
+/** Deletes these logs of the project (at most a few hundred seqs). */
+export function deleteLogSeqs(db: Executor, projectId: string, seqs: number[]) {
+  return db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', 'in', seqs);
 }
 
 /** Takes `n` deleted logs off the project's count. */
