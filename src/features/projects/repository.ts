@@ -175,29 +175,19 @@ export async function invitationsSince(db: Executor, projectId: string, since: n
   return { count: Number(row.n), oldest: Number(row.oldest ?? since) };
 }
 
-/** Pending invitations of a project (not accepted, not expired), oldest first. */
+/** Invitations still pending: not accepted, not expired (a revoked one expired when it was revoked). */
+function pending(db: Executor, now: number) {
+  return db.selectFrom('project_invitations').select(INVITATION_COLUMNS).where('accepted_at', 'is', null).where('expires_at', '>', now);
+}
+
+/** Pending invitations of a project, oldest first. */
 export function pendingInvitations(db: Executor, projectId: string, now: number) {
-  return db
-    .selectFrom('project_invitations')
-    .select(INVITATION_COLUMNS)
-    .where('project_id', '=', projectId)
-    .where('accepted_at', 'is', null)
-    .where('expires_at', '>', now)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return pending(db, now).where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
 }
 
 /** A pending invitation of the project. */
 export function findInvitation(db: Executor, projectId: string, id: string, now: number) {
-  return db
-    .selectFrom('project_invitations')
-    .select(INVITATION_COLUMNS)
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
+  return pending(db, now).where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
 }
 
 /** Revokes an invitation: it expires now (the row stays until housekeeping, so it still counts against the hourly cap). */
@@ -207,14 +197,7 @@ export async function expireInvitation(db: Executor, id: string, now: number): P
 
 /** A pending invitation by its token's digest, for this email only; undefined otherwise. */
 export function findPendingInvitationByToken(db: Executor, tokenHash: string, email: string, now: number) {
-  return db
-    .selectFrom('project_invitations')
-    .select(INVITATION_COLUMNS)
-    .where('token_hash', '=', tokenHash)
-    .where('email', '=', email)
-    .where('accepted_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
+  return pending(db, now).where('token_hash', '=', tokenHash).where('email', '=', email).executeTakeFirst();
 }
 
 /** Marks an invitation accepted, once: of concurrent accepts exactly one gets true. */
