@@ -197,3 +197,80 @@ export function useMe(): { id: string; email: string } | undefined {
   const api = useApi();
   return api.state.status === 'signed-in' ? api.state.user : undefined;
 }
+
+/**
+ * The foot of a dialog that confirms a destructive action: the action's error (if any), then Cancel
+ * and the danger button, which reads `busyLabel` while the action runs. With `onConfirm` the button
+ * runs it; without, the button submits the dialog's form.
+ */
+export function ConfirmActions(props: { label: string; busyLabel?: string; busy?: boolean; disabled?: boolean; error?: unknown; onCancel: () => void; onConfirm?: () => void }) {
+  const { label, busyLabel, busy, disabled, error, onCancel, onConfirm } = props;
+  return (
+    <>
+      {error !== undefined && <ErrorNote error={error} />}
+      <div className="form-actions">
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type={onConfirm ? 'button' : 'submit'} className="danger" disabled={busy || disabled} onClick={onConfirm}>
+          {busy && busyLabel ? busyLabel : label}
+        </button>
+      </div>
+    </>
+  );
+}
+
+/**
+ * A dialog that asks to confirm an action on `target` (a member to remove, a rule to delete): open
+ * while there is one, `children` says what happens to it, and the danger button runs `onConfirm`.
+ */
+export function ConfirmDialog<T>(props: {
+  target: T | null;
+  title: string;
+  onClose: () => void;
+  onConfirm: (target: T) => void;
+  label: string;
+  busyLabel?: string;
+  busy?: boolean;
+  error?: unknown;
+  children: (target: T) => ReactNode;
+}) {
+  const { target, title, onClose, onConfirm, children, ...actions } = props;
+  return (
+    <Dialog open={target !== null} title={title} onClose={onClose}>
+      {target !== null && (
+        <>
+          {children(target)}
+          <ConfirmActions {...actions} onCancel={onClose} onConfirm={() => onConfirm(target)} />
+        </>
+      )}
+    </Dialog>
+  );
+}
+
+/** A table's column headers, then one for the rows' actions: blank on screen, "Actions" to a screen reader. */
+export function HeadWithActions({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+        <th scope="col">
+          <span className="visually-hidden">Actions</span>
+        </th>
+      </tr>
+    </thead>
+  );
+}
+
+/** The last cell of a row: its action buttons, kept to the width they need. */
+export function ActionsCell({ children }: { children: ReactNode }) {
+  return (
+    <td className="actions-cell">
+      <div className="row-actions">{children}</div>
+    </td>
+  );
+}

@@ -6,7 +6,7 @@ import { navigate } from '../lib/router.ts';
 import { describeAgent } from '../lib/agent.ts';
 import { currentSubscription, pushSupported, subscribe } from '../lib/push.ts';
 import type { AlertRule, Me, Page, Plan, Project, PushSubscriptionInfo, SessionInfo } from '../lib/types.ts';
-import { Dialog, ErrorNote, Field, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { ActionsCell, ConfirmActions, Dialog, ErrorNote, Field, HeadWithActions, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 
 /** A plan-limit refusal: the API's message names the plan that allows more; link to the plans. */
 export function PlanLimitNote({ error }: { error: ApiError }) {
@@ -277,17 +277,7 @@ function SessionsSection() {
       {list && (
         <table className="table sessions-table">
           <caption className="visually-hidden">Your sessions</caption>
-          <thead>
-            <tr>
-              <th scope="col">Client</th>
-              <th scope="col">IP address</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last active</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <HeadWithActions columns={['Client', 'IP address', 'Signed in', 'Last active']} />
           <tbody>
             {list.map((s) => {
               const name = describeAgent(s.userAgent);
@@ -306,19 +296,17 @@ function SessionsSection() {
                       {relativeTime(s.lastUsedAt)}
                     </time>
                   </td>
-                  <td className="actions-cell">
-                    <div className="row-actions">
-                      <button
-                        type="button"
-                        className="danger-outline small"
-                        disabled={busy}
-                        onClick={() => void signOut(s)}
-                        aria-label={`Sign this one out: ${name}${s.current ? ' (this browser)' : ''}, signed in ${formatTime(s.createdAt)}`}
-                      >
-                        Sign this one out
-                      </button>
-                    </div>
-                  </td>
+                  <ActionsCell>
+                    <button
+                      type="button"
+                      className="danger-outline small"
+                      disabled={busy}
+                      onClick={() => void signOut(s)}
+                      aria-label={`Sign this one out: ${name}${s.current ? ' (this browser)' : ''}, signed in ${formatTime(s.createdAt)}`}
+                    >
+                      Sign this one out
+                    </button>
+                  </ActionsCell>
                 </tr>
               );
             })}
@@ -380,15 +368,14 @@ function DeleteAccountSection({ email, owned }: { email: string; owned: string[]
           <Field label="Password" error={wrong ? 'This is not your password.' : undefined}>
             {(id, d) => <input id={id} type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} aria-describedby={d} aria-invalid={wrong} />}
           </Field>
-          {error !== undefined && !wrong && <ErrorNote error={error} />}
-          <div className="form-actions">
-            <button type="button" className="secondary" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" className="danger" disabled={busy || typed.trim().toLowerCase() !== email.toLowerCase() || password === ''}>
-              {busy ? 'Deleting…' : 'Delete account'}
-            </button>
-          </div>
+          <ConfirmActions
+            label="Delete account"
+            busyLabel="Deleting…"
+            busy={busy}
+            disabled={typed.trim().toLowerCase() !== email.toLowerCase() || password === ''}
+            error={wrong ? undefined : error}
+            onCancel={close}
+          />
         </form>
       </Dialog>
     </section>

@@ -5,7 +5,7 @@ import { useApi, useToast } from '../lib/context.ts';
 import { describeDuration, formatCount, formatTime } from '../lib/format.ts';
 import { LEVELS, type Level } from '../lib/query.ts';
 import type { AlertRule, Channel, Comparison, Condition, Destination, HistoryEntry, Page, Project, TestResult } from '../lib/types.ts';
-import { Dialog, Empty, ErrorNote, Field, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { ConfirmDialog, Dialog, Empty, ErrorNote, Field, HeadWithActions, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { PlanLimitNote } from './Account.tsx';
 
 /** How often an open page asks for its rules again, so a rule that starts firing shows without a reload. */
@@ -262,18 +262,7 @@ export function AlertsPage({ projectId }: { projectId: string }) {
       {list && list.length > 0 && (
         <table className="table alerts-table">
           <caption className="visually-hidden">Alert rules of this project</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Condition</th>
-              <th scope="col">State</th>
-              <th scope="col">Last fired</th>
-              <th scope="col">Enabled</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <HeadWithActions columns={['Name', 'Condition', 'State', 'Last fired', 'Enabled']} />
           <tbody>
             {list.map((rule) => (
               <tr key={rule.id} data-rule={rule.id}>
@@ -336,23 +325,13 @@ export function AlertsPage({ projectId }: { projectId: string }) {
           />
         )}
       </Dialog>
-      <Dialog open={deleting !== null} title="Delete this alert rule?" onClose={() => setDeleting(null)}>
-        {deleting && (
-          <>
-            <p>
-              <strong>{deleting.name}</strong> and its history will be deleted.
-            </p>
-            <div className="form-actions">
-              <button type="button" className="secondary" onClick={() => setDeleting(null)}>
-                Cancel
-              </button>
-              <button type="button" className="danger" onClick={() => void remove(deleting)}>
-                Delete rule
-              </button>
-            </div>
-          </>
+      <ConfirmDialog target={deleting} title="Delete this alert rule?" onClose={() => setDeleting(null)} onConfirm={(rule) => void remove(rule)} label="Delete rule">
+        {(rule) => (
+          <p>
+            <strong>{rule.name}</strong> and its history will be deleted.
+          </p>
         )}
-      </Dialog>
+      </ConfirmDialog>
     </main>
   );
 }

@@ -34,61 +34,55 @@ export function AuthPage({ mode, notice, onSwitch }: { mode: 'login' | 'signup';
   }
 
   return (
-    <main className="auth">
-      <div className="auth-card">
-        <div className="brand brand-large" aria-hidden="true">
-          <img src="/favicon.svg" alt="" width="32" height="32" /> Loglane
-        </div>
-        <h1>{signup ? 'Create your account' : 'Sign in'}</h1>
-        {notice && !error && <p className="notice" role="status">{notice}</p>}
-        <form onSubmit={submit} noValidate>
-          <Field label="Email" error={fields.email}>
-            {(id, describedBy) => (
-              <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} aria-describedby={describedBy} aria-invalid={!!fields.email} />
-            )}
-          </Field>
-          <Field label="Password" error={fields.password} hint={signup ? 'At least 8 characters.' : undefined}>
-            {(id, describedBy) => (
-              <input
-                id={id}
-                type="password"
-                autoComplete={signup ? 'new-password' : 'current-password'}
-                required
-                minLength={signup ? 8 : undefined}
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-                aria-describedby={describedBy}
-                aria-invalid={!!fields.password}
-              />
-            )}
-          </Field>
-          {!signup && (
-            <p className="forgot">
-              <Link to="/forgot-password">Forgot your password?</Link>
-            </p>
+    <AuthCard title={signup ? 'Create your account' : 'Sign in'}>
+      {notice && !error && <p className="notice" role="status">{notice}</p>}
+      <form onSubmit={submit} noValidate>
+        <Field label="Email" error={fields.email}>
+          {(id, describedBy) => (
+            <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} aria-describedby={describedBy} aria-invalid={!!fields.email} />
           )}
-          {error && (
-            <div className="error-note" role="alert">
-              {error}
-            </div>
+        </Field>
+        <Field label="Password" error={fields.password} hint={signup ? 'At least 8 characters.' : undefined}>
+          {(id, describedBy) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete={signup ? 'new-password' : 'current-password'}
+              required
+              minLength={signup ? 8 : undefined}
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              aria-describedby={describedBy}
+              aria-invalid={!!fields.password}
+            />
           )}
-          <button type="submit" className="primary wide" disabled={busy}>
-            {busy ? (signup ? 'Creating account…' : 'Signing in…') : signup ? 'Create account' : 'Sign in'}
-          </button>
-        </form>
-        <p className="switch">
-          {signup ? (
-            <>
-              Already have an account? <SwitchLink to="/login" onSwitch={onSwitch}>Sign in</SwitchLink>
-            </>
-          ) : (
-            <>
-              New to Loglane? <SwitchLink to="/signup" onSwitch={onSwitch}>Create an account</SwitchLink>
-            </>
-          )}
-        </p>
-      </div>
-    </main>
+        </Field>
+        {!signup && (
+          <p className="forgot">
+            <Link to="/forgot-password">Forgot your password?</Link>
+          </p>
+        )}
+        {error && (
+          <div className="error-note" role="alert">
+            {error}
+          </div>
+        )}
+        <button type="submit" className="primary wide" disabled={busy}>
+          {busy ? (signup ? 'Creating account…' : 'Signing in…') : signup ? 'Create account' : 'Sign in'}
+        </button>
+      </form>
+      <p className="switch">
+        {signup ? (
+          <>
+            Already have an account? <SwitchLink to="/login" onSwitch={onSwitch}>Sign in</SwitchLink>
+          </>
+        ) : (
+          <>
+            New to Loglane? <SwitchLink to="/signup" onSwitch={onSwitch}>Create an account</SwitchLink>
+          </>
+        )}
+      </p>
+    </AuthCard>
   );
 }
 

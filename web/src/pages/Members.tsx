@@ -5,7 +5,7 @@ import { formatTime } from '../lib/format.ts';
 import { ROLE_LABEL, atLeast, needsRole } from '../lib/roles.ts';
 import { navigate } from '../lib/router.ts';
 import type { Invitation, Member, Project, Role } from '../lib/types.ts';
-import { Dialog, ErrorNote, Field, RoleBadge, Spinner, useAction, useMe, useResource } from '../components/ui.tsx';
+import { ActionsCell, ConfirmActions, ConfirmDialog, Dialog, ErrorNote, Field, HeadWithActions, RoleBadge, Spinner, useAction, useMe, useResource } from '../components/ui.tsx';
 
 /** Why the caller may not remove `target`, or undefined when they may (CONTRACT's role table). */
 function removeLock(caller: Role | undefined, target: Member): string | undefined {
@@ -82,16 +82,7 @@ export function MembersSection({ project, onProjectChange }: { project: Project;
       {list && (
         <table className="table members-table">
           <caption className="visually-hidden">Members of {project.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-              <th scope="col">Joined</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <HeadWithActions columns={['Email', 'Role', 'Joined']} />
           <tbody>
             {list.map((m) => {
               const self = m.userId === me?.id;
@@ -121,15 +112,13 @@ export function MembersSection({ project, onProjectChange }: { project: Project;
                   <td data-label="Joined">
                     <time dateTime={m.joinedAt}>{formatTime(m.joinedAt)}</time>
                   </td>
-                  <td className="actions-cell">
-                    <div className="row-actions">
-                      {!self && (
-                        <button type="button" className="danger-outline small" onClick={() => setRemoving(m)} disabled={!!lock} title={lock} aria-label={`Remove ${m.email}`}>
-                          Remove
-                        </button>
-                      )}
-                    </div>
-                  </td>
+                  <ActionsCell>
+                    {!self && (
+                      <button type="button" className="danger-outline small" onClick={() => setRemoving(m)} disabled={!!lock} title={lock} aria-label={`Remove ${m.email}`}>
+                        Remove
+                      </button>
+                    )}
+                  </ActionsCell>
                 </tr>
               );
             })}
@@ -147,16 +136,7 @@ export function MembersSection({ project, onProjectChange }: { project: Project;
           {pending && pending.length > 0 && (
             <table className="table invitations-table">
               <caption>Pending invitations</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <HeadWithActions columns={['Email', 'Role', 'Expires']} />
               <tbody>
                 {pending.map((inv) => {
                   const lock = inv.role === 'admin' ? needsRole(project.role, 'owner', 'Revoking an admin invitation') : undefined;
@@ -167,20 +147,18 @@ export function MembersSection({ project, onProjectChange }: { project: Project;
                       <td data-label="Expires">
                         <time dateTime={inv.expiresAt}>{formatTime(inv.expiresAt)}</time>
                       </td>
-                      <td className="actions-cell">
-                        <div className="row-actions">
-                          <button
-                            type="button"
-                            className="danger-outline small"
-                            disabled={!!lock || revoke.busy}
-                            title={lock}
-                            onClick={() => void revokeInvitation(inv)}
-                            aria-label={`Revoke the invitation to ${inv.email}`}
-                          >
-                            Revoke
-                          </button>
-                        </div>
-                      </td>
+                      <ActionsCell>
+                        <button
+                          type="button"
+                          className="danger-outline small"
+                          disabled={!!lock || revoke.busy}
+                          title={lock}
+                          onClick={() => void revokeInvitation(inv)}
+                          aria-label={`Revoke the invitation to ${inv.email}`}
+                        >
+                          Revoke
+                        </button>
+                      </ActionsCell>
                     </tr>
                   );
                 })}
@@ -191,25 +169,22 @@ export function MembersSection({ project, onProjectChange }: { project: Project;
         </>
       )}
 
-      <Dialog open={removing !== null} title="Remove this member?" onClose={() => setRemoving(null)}>
-        {removing && (
-          <>
-            <p>
-              <strong>{removing.email}</strong> loses access to <strong>{project.name}</strong> at once: its logs, live tails and alert rules. They can be invited again
-              later.
-            </p>
-            {removal.error !== undefined && <ErrorNote error={removal.error} />}
-            <div className="form-actions">
-              <button type="button" className="secondary" onClick={() => setRemoving(null)}>
-                Cancel
-              </button>
-              <button type="button" className="danger" disabled={removal.busy} onClick={() => void remove(removing)}>
-                {removal.busy ? 'Removing…' : 'Remove member'}
-              </button>
-            </div>
-          </>
+      <ConfirmDialog
+        target={removing}
+        title="Remove this member?"
+        onClose={() => setRemoving(null)}
+        onConfirm={(m) => void remove(m)}
+        label="Remove member"
+        busyLabel="Removing…"
+        busy={removal.busy}
+        error={removal.error}
+      >
+        {(m) => (
+          <p>
+            <strong>{m.email}</strong> loses access to <strong>{project.name}</strong> at once: its logs, live tails and alert rules. They can be invited again later.
+          </p>
         )}
-      </Dialog>
+      </ConfirmDialog>
 
       <Dialog open={transferOpen} title="Transfer ownership" onClose={() => setTransferOpen(false)}>
         <TransferForm
@@ -327,15 +302,7 @@ function TransferForm({ project, admins, onCancel, onDone }: { project: Project;
           </select>
         )}
       </Field>
-      {error !== undefined && <ErrorNote error={error} />}
-      <div className="form-actions">
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="danger" disabled={busy || !userId}>
-          {busy ? 'Transferring…' : 'Transfer ownership'}
-        </button>
-      </div>
+      <ConfirmActions label="Transfer ownership" busyLabel="Transferring…" busy={busy} disabled={!userId} error={error} onCancel={onCancel} />
     </form>
   );
 }
@@ -364,15 +331,7 @@ export function LeaveProject({ project }: { project: Project }) {
         <p>
           You will no longer see <strong>{project.name}</strong>.
         </p>
-        {error !== undefined && <ErrorNote error={error} />}
-        <div className="form-actions">
-          <button type="button" className="secondary" onClick={() => setOpen(false)}>
-            Cancel
-          </button>
-          <button type="button" className="danger" disabled={busy} onClick={() => void leave()}>
-            {busy ? 'Leaving…' : 'Leave project'}
-          </button>
-        </div>
+        <ConfirmActions label="Leave project" busyLabel="Leaving…" busy={busy} error={error} onCancel={() => setOpen(false)} onConfirm={() => void leave()} />
       </Dialog>
     </section>
   );

@@ -5,7 +5,7 @@ import { formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { CreatedDestination, Destination, Project } from '../lib/types.ts';
 import { needsRole } from '../lib/roles.ts';
-import { CopyButton, Dialog, Empty, ErrorNote, Field, PageHeader, RoleBadge, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { ConfirmActions, ConfirmDialog, CopyButton, Dialog, Empty, ErrorNote, Field, HeadWithActions, PageHeader, RoleBadge, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { SendFirstLog } from '../components/SendFirstLog.tsx';
 import { LeaveProject, MembersSection, NotificationsSection } from './Members.tsx';
 
@@ -99,15 +99,7 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
           A new key is created and <strong>the current key stops working immediately</strong>. Every application and shipper that sends logs to{' '}
           <strong>{p.name}</strong> must be given the new key, or its logs will be refused.
         </p>
-        {rotation.error !== undefined && <ErrorNote error={rotation.error} />}
-        <div className="form-actions">
-          <button type="button" className="secondary" onClick={() => setRotateOpen(false)}>
-            Cancel
-          </button>
-          <button type="button" className="danger" disabled={rotation.busy} onClick={() => void rotate()}>
-            {rotation.busy ? 'Rotating…' : 'Rotate key'}
-          </button>
-        </div>
+        <ConfirmActions label="Rotate key" busyLabel="Rotating…" busy={rotation.busy} error={rotation.error} onCancel={() => setRotateOpen(false)} onConfirm={() => void rotate()} />
       </Dialog>
 
       <Dialog open={deleteOpen} title={`Delete ${p.name}?`} onClose={() => setDeleteOpen(false)}>
@@ -167,15 +159,7 @@ function DeleteForm({ project, onCancel }: { project: Project; onCancel: () => v
       <Field label="Project name">
         {(id) => <input id={id} autoFocus autoComplete="off" value={typed} onChange={(e) => setTyped(e.target.value)} />}
       </Field>
-      {error !== undefined && <ErrorNote error={error} />}
-      <div className="form-actions">
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="danger" disabled={busy || typed !== project.name}>
-          {busy ? 'Deleting…' : 'Delete project'}
-        </button>
-      </div>
+      <ConfirmActions label="Delete project" busyLabel="Deleting…" busy={busy} disabled={typed !== project.name} error={error} onCancel={onCancel} />
     </form>
   );
 }
@@ -241,17 +225,7 @@ function Destinations({ projectId, locked }: { projectId: string; locked?: strin
       {items && items.length > 0 && (
         <table className="table destinations-table">
           <caption className="visually-hidden">Destinations of this project</caption>
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Name</th>
-              <th scope="col">URL</th>
-              <th scope="col">Added</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <HeadWithActions columns={['Type', 'Name', 'URL', 'Added']} />
           <tbody>
             {items.map((d) => (
               <tr key={d.id}>
@@ -311,25 +285,22 @@ function Destinations({ projectId, locked }: { projectId: string; locked?: strin
         )}
       </Dialog>
 
-      <Dialog open={deleting !== null} title="Delete this destination?" onClose={() => setDeleting(null)}>
-        {deleting && (
-          <>
-            <p>
-              <strong>{deleting.name}</strong> ({typeLabel(deleting.type)}, <code className="dest-url">{deleting.url}</code>) will no longer be notified by this project's
-              alert rules.
-            </p>
-            {removal.error !== undefined && <ErrorNote error={removal.error} />}
-            <div className="form-actions">
-              <button type="button" className="secondary" onClick={() => setDeleting(null)}>
-                Cancel
-              </button>
-              <button type="button" className="danger" disabled={removal.busy} onClick={() => void remove(deleting)}>
-                {removal.busy ? 'Deleting…' : 'Delete destination'}
-              </button>
-            </div>
-          </>
+      <ConfirmDialog
+        target={deleting}
+        title="Delete this destination?"
+        onClose={() => setDeleting(null)}
+        onConfirm={(d) => void remove(d)}
+        label="Delete destination"
+        busyLabel="Deleting…"
+        busy={removal.busy}
+        error={removal.error}
+      >
+        {(d) => (
+          <p>
+            <strong>{d.name}</strong> ({typeLabel(d.type)}, <code className="dest-url">{d.url}</code>) will no longer be notified by this project's alert rules.
+          </p>
         )}
-      </Dialog>
+      </ConfirmDialog>
     </section>
   );
 }
