@@ -71,7 +71,7 @@ export function AuthPage({ mode, notice, onSwitch }: { mode: 'login' | 'signup';
           {busy ? (signup ? 'Creating account…' : 'Signing in…') : signup ? 'Create account' : 'Sign in'}
         </button>
       </form>
-      <p className="switch">
+      <p className="auth-switch">
         {signup ? (
           <>
             Already have an account? <SwitchLink to="/login" onSwitch={onSwitch}>Sign in</SwitchLink>
@@ -162,7 +162,7 @@ export function ForgotPasswordPage() {
           </button>
         </form>
       )}
-      <p className="switch">
+      <p className="auth-switch">
         Remembered it? <Link to="/login">Sign in</Link>
       </p>
     </AuthCard>
@@ -250,7 +250,7 @@ export function ResetPasswordPage() {
           </button>
         </form>
       )}
-      <p className="switch">
+      <p className="auth-switch">
         <Link to="/login">Back to sign in</Link>
       </p>
     </AuthCard>
