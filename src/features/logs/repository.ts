@@ -3,7 +3,6 @@ import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
 import type { LogFilter } from './filter.js';
 import { narrowing } from './query/index.js';
 import { FOLDS_INTO, type Needle } from './query/prefilter.js';
-import { minuteCounts } from './store/batch.js';
 import { logSqlOf, type LogSql } from './store/sql.js';
 import { selectLastSeq } from './store/statements.js';
 
@@ -204,37 +203,6 @@ async function countLogsByBucket(db: Executor, projectId: string, filter: LogFil
 export async function lastSeq(db: Executor, projectId: string): Promise<number | undefined> {
   const row = await selectLastSeq(db, projectId).executeTakeFirst();
   return row ? Number(row.last_seq) : undefined;
-}
-
-/**
- * Deletes up to `batch` logs of one project older than `cutoff` and lowers its logCount by as many,
- * in one transaction. Returns how many went.
- */
-export async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number, engine: LogSql = logSqlOf(db)): Promise<number> {
-  const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
-  // The ts bound repeats the victims' own: on PostgreSQL it keeps the delete to the partitions that can hold them.
-  const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level', 'source']).execute();
-  const n = deleted.length;
-  if (n > 0) {
-    await db.updateTable('projects').set((eb) => ({ log_count: eb('log_count', '-', n) })).where('id', '=', projectId).execute();
-    await subtractMinuteCounts(db, projectId, deleted, engine);
-  }
-  return n;
-}
-
-/** Takes deleted logs out of the log_counts and log_source_counts rollups (rows that reach zero go). */
-async function subtractMinuteCounts(db: Executor, projectId: string, logs: { ts: number; level: number; source: string | null }[], engine: LogSql): Promise<void> {
-  await engine.subtractRollups(
-    db,
-    projectId,
-    minuteCounts(
-      logs.map((l) => Number(l.ts)),
-      logs.map((l) => Number(l.level)),
-      logs.map((l) => l.source),
-    ),
-  );
-  await db.deleteFrom('log_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
-  await db.deleteFrom('log_source_counts').where('project_id', '=', projectId).where('n', '<=', 0).execute();
 }
 
 /** The projects whose owner is on `plan` and that hold logs older than `cutoff`. */

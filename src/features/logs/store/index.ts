@@ -93,7 +93,7 @@ export interface LogStore {
   close(): Promise<void>;
 }
 
-type SharedQueries = 'page' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteOlderThan' | 'deleteBlocksBefore' | 'projectsBehind';
+type SharedQueries = 'page' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind';
 
 /** An engine's own part of a store; withSharedQueries adds the rest. */
 export type EngineStore = Omit<LogStore, SharedQueries>;
@@ -109,7 +109,6 @@ export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
     since: (projectId, afterSeq, upToSeq, limit, minTs) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs),
     lastSeq: (projectId) => repo.lastSeq(db, projectId),
     projectsWithLogsBefore: (plan, cutoff) => repo.projectsWithLogsBefore(db, plan, cutoff),
-    deleteOlderThan: (projectId, cutoff, batch) => db.transaction().execute((tx) => repo.deleteOlderThan(tx, projectId, cutoff, batch, sql)),
     deleteBlocksBefore: (plan, cutoff) => deleteBlocksBefore(db, plan, cutoff),
     projectsBehind: (blockLogs, limit) => projectsBehind(db, blockLogs, limit),
   };

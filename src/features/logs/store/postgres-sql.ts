@@ -23,12 +23,4 @@ export const postgresSql: LogSql = {
   pageWindowsMs: PAGE_WINDOWS_MS,
   seqRangeRead: (compiled) => compiled,
   bytesSlice: (bytes, offset, length) => sql`substring(${bytes} from cast(${offset} + 1 as integer) for ${length})`,
-  async subtractRollups(db, projectId, { levels, sources }) {
-    await sql`update log_counts as c set n = c.n - t.n
-      from unnest(${levels.minute}::bigint[], ${levels.level}::smallint[], ${levels.n}::bigint[]) as t(minute, level, n)
-      where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level`.execute(db);
-    await sql`update log_source_counts as c set n = c.n - t.n
-      from unnest(${sources.minute}::bigint[], ${sources.level}::smallint[], ${sources.source}::text[], ${sources.n}::bigint[]) as t(minute, level, source, n)
-      where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level and c.source = t.source`.execute(db);
-  },
 };

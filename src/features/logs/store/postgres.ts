@@ -5,15 +5,15 @@
  * the skip index (an advisory lock).
  */
 import { sql } from 'kysely';
-import type { Db } from '../../../db/types.js';
+import type { Db, Executor } from '../../../db/types.js';
 import { saveSummary, summarise } from '../blocks/store.js';
 import { createPartitionMaintenance } from '../partitions.js';
 import { listenForCommits, PG_CHANNEL } from '../pg-listener.js';
 import type { CommitResult, LogWriter } from '../writer.js';
-import { toColumns } from './batch.js';
+import { minuteCounts, toColumns } from './batch.js';
 import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
 import { postgresSql } from './postgres-sql.js';
-import { markIdempotencyDone } from './statements.js';
+import { countRemovedLogs, dropEmptyLogCounts, dropEmptySourceCounts, markIdempotencyDone } from './statements.js';
 
 /** Advisory lock key of the skip index's builder (any constant not used elsewhere). */
 const BUILDER_LOCK = 0x6c6f67_6978; // "logix"
@@ -33,6 +33,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     reads: readDb,
     sql: postgresSql,
     expireWhole: () => partitions.expire(),
+    deleteOlderThan: (projectId, cutoff, batch) => db.transaction().execute((tx) => deleteOlderThan(tx, projectId, cutoff, batch)),
     // The deleting transaction's one DELETE runs in PostgreSQL, holding up no other request.
     purgeProject: async () => {},
     maintain: () => partitions.ensure(),
@@ -106,4 +107,32 @@ export function createPostgresWriter(db: Db): LogWriter {
     },
     async close() {},
   };
+}
+
+/**
+ * Retention's batch: up to `batch` logs of one project older than `cutoff`, with the project's
+ * logCount and both rollups lowered by as many, in the caller's transaction. Returns how many went.
+ * (SQLite's runs on its writer's thread: sqlite-writer.worker.ts deleteStep.)
+ */
+async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
+  const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
+  // The ts bound repeats the victims' own: it keeps the delete to the partitions that can hold them.
+  const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level', 'source']).execute();
+  const n = deleted.length;
+  if (n === 0) return 0;
+  await countRemovedLogs(db, projectId, n).execute();
+  const { levels, sources } = minuteCounts(
+    deleted.map((l) => Number(l.ts)),
+    deleted.map((l) => Number(l.level)),
+    deleted.map((l) => l.source),
+  );
+  await sql`update log_counts as c set n = c.n - t.n
+    from unnest(${levels.minute}::bigint[], ${levels.level}::smallint[], ${levels.n}::bigint[]) as t(minute, level, n)
+    where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level`.execute(db);
+  await sql`update log_source_counts as c set n = c.n - t.n
+    from unnest(${sources.minute}::bigint[], ${sources.level}::smallint[], ${sources.source}::text[], ${sources.n}::bigint[]) as t(minute, level, source, n)
+    where c.project_id = ${projectId} and c.minute = t.minute and c.level = t.level and c.source = t.source`.execute(db);
+  await dropEmptyLogCounts(db, projectId).execute();
+  await dropEmptySourceCounts(db, projectId).execute();
+  return n;
 }

@@ -1,6 +1,5 @@
 import { PostgresAdapter, type CompiledQuery, type RawBuilder } from 'kysely';
 import type { Executor } from '../../../db/types.js';
-import type { RollupCounts } from './batch.js';
 import { postgresSql } from './postgres-sql.js';
 import { sqliteSql } from './sqlite-sql.js';
 
@@ -32,8 +31,6 @@ export interface LogSql {
   seqRangeRead(compiled: CompiledQuery): CompiledQuery;
   /** `length` bytes of the blob `bytes` from the 0-based `offset` (SQL expressions, so callers choose literals or parameters). */
   bytesSlice(bytes: RawBuilder<unknown>, offset: RawBuilder<unknown>, length: RawBuilder<unknown>): RawBuilder<unknown>;
-  /** Subtracts deleted logs from the log_counts and log_source_counts rows they were counted in. */
-  subtractRollups(db: Executor, projectId: string, counts: RollupCounts): Promise<void>;
 }
 
 /** The engine's statements, for code that holds only an executor: the one place that tells engines apart by it. */

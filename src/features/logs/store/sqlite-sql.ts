@@ -19,19 +19,4 @@ export const sqliteSql: LogSql = {
   // Without the hint SQLite may walk the time index over the whole range instead.
   seqRangeRead: (compiled) => ({ ...compiled, sql: compiled.sql.replace(/^select (.*?) from "logs" where /, (_all, cols: string) => `select ${cols} from "logs" indexed by "logs_project_seq" where `) }),
   bytesSlice: (bytes, offset, length) => sql`substr(${bytes}, ${offset} + 1, ${length})`,
-  async subtractRollups(db, projectId, { levels, sources }) {
-    for (let i = 0; i < levels.n.length; i++) {
-      await db.updateTable('log_counts').set((eb) => ({ n: eb('n', '-', levels.n[i]!) })).where('project_id', '=', projectId).where('minute', '=', levels.minute[i]!).where('level', '=', levels.level[i]!).execute();
-    }
-    for (let i = 0; i < sources.n.length; i++) {
-      await db
-        .updateTable('log_source_counts')
-        .set((eb) => ({ n: eb('n', '-', sources.n[i]!) }))
-        .where('project_id', '=', projectId)
-        .where('minute', '=', sources.minute[i]!)
-        .where('level', '=', sources.level[i]!)
-        .where('source', '=', sources.source[i]!)
-        .execute();
-    }
-  },
 };

@@ -14,7 +14,7 @@ const PURGE_BATCH = 2000;
 
 export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDeps, 'now'>): LogStore {
   const writer = createSqliteWriter(file);
-  const store = withSharedQueries(db, {
+  return withSharedQueries(db, {
     writer,
     addAlertCounts: (counts, ruleIds, from) => writer.addAlertCounts(counts, ruleIds, from),
     reads: db,
@@ -22,6 +22,9 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     // No partitions: retention's batches delete every expired log.
     expireWhole: async () => 0,
     maintain: async () => {},
+    // Retention's batches, like a purge's steps, run on the writer's thread: on this connection each
+    // would hold the event loop while it deleted, and while it waited for the writer's commits.
+    deleteOlderThan: (projectId, cutoff, batch) => writer.deleteStep(projectId, batch, cutoff),
     async purgeProject(projectId) {
       // Bounded steps on the writer's thread: the event loop neither deletes nor waits for the write
       // lock, and other tenants' commits wait for one step at most.
@@ -43,7 +46,4 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     isRetryable: () => false,
     close: () => writer.close(),
   });
-  // Retention's batches, like a purge's steps, run on the writer's thread: on this connection each
-  // would hold the event loop while it deleted, and while it waited for the writer's commits.
-  return { ...store, deleteOlderThan: (projectId, cutoff, batch) => writer.deleteStep(projectId, batch, cutoff) };
 }
