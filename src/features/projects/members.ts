@@ -48,7 +48,7 @@ export function createMembersService(deps: {
   db: Db;
   now: () => number;
   log: FastifyBaseLogger;
-  projects: Pick<ProjectsService, 'access' | 'view'>;
+  projects: Pick<ProjectsService, 'access' | 'get'>;
   mailer: Mailer | undefined;
   publicUrl: string;
 }) {
@@ -104,9 +104,7 @@ export function createMembersService(deps: {
     async transfer(userId: string, projectId: string, newOwnerId: string): Promise<Project> {
       await db.transaction().execute(async (tx) => {
         await lockRow(tx, 'projects', projectId);
-        const caller = isId('proj', projectId) ? await repo.findMemberProject(tx, userId, projectId) : undefined;
-        if (!caller || !isRole(caller.role)) throw notFound('project');
-        if (caller.role !== 'owner') throw forbiddenRole(caller.role, 'owner', 'transfer the project');
+        await projects.access(userId, projectId, 'owner', 'transfer the project', tx);
         const member = isId('usr', newOwnerId) ? await repo.findMember(tx, projectId, newOwnerId) : undefined;
         if (!member) throw memberNotFound();
         if (member.role === 'owner') throw validationError('/userId', 'is already the owner');
@@ -115,13 +113,12 @@ export function createMembersService(deps: {
         await repo.setMemberRole(tx, projectId, newOwnerId, 'owner');
         await repo.setOwner(tx, projectId, newOwnerId, now());
       });
-      return projects.view(userId, projectId);
+      return projects.get(userId, projectId);
     },
 
     async muted(userId: string, projectId: string): Promise<{ muted: boolean }> {
-      await projects.access(userId, projectId);
-      const me = await repo.findMember(db, projectId, userId);
-      return { muted: Number(me?.notifications_muted ?? 0) === 1 };
+      const { muted } = await projects.access(userId, projectId);
+      return { muted };
     },
 
     async setMuted(userId: string, projectId: string, muted: boolean): Promise<{ muted: boolean }> {
@@ -185,7 +182,7 @@ export function createMembersService(deps: {
         return invitation.project_id;
       });
       if (!projectId) throw notFound('invitation');
-      return { project: await projects.view(userId, projectId) };
+      return { project: await projects.get(userId, projectId) };
     },
 
     /** Calls `fn` whenever a member is removed or leaves through this node. */

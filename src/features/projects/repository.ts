@@ -3,7 +3,7 @@ import type { Executor, ProjectsTable } from '../../db/types.js';
 
 export type ProjectRow = Omit<ProjectsTable, 'log_count' | 'last_seq'> & { log_count: number };
 /** A project as one of its members sees it: the row and the member's role. */
-export type MemberProjectRow = ProjectRow & { role: string };
+export type MemberProjectRow = ProjectRow & { role: string; notifications_muted: number };
 
 const COLUMNS = ['projects.id', 'projects.user_id', 'projects.name', 'projects.api_key_hash', 'projects.api_key_ciphertext', 'projects.log_count', 'projects.created_at', 'projects.updated_at'] as const;
 
@@ -27,7 +27,7 @@ function memberProjects(db: Executor, userId: string) {
   return db
     .selectFrom('projects')
     .innerJoin('project_members', (j) => j.onRef('project_members.project_id', '=', 'projects.id').on('project_members.user_id', '=', userId))
-    .select([...COLUMNS, 'project_members.role']);
+    .select([...COLUMNS, 'project_members.role', 'project_members.notifications_muted']);
 }
 
 /** The projects the user owns or is a member of, with the user's role. */
@@ -85,8 +85,12 @@ export async function membershipsOf(db: Executor, pairs: { projectId: string; us
   const out = new Set<string>();
   const projectIds = [...new Set(pairs.map((p) => p.projectId))];
   const wanted = new Set(pairs.map((p) => `${p.projectId}\n${p.userId}`));
+  const userIds = [...new Set(pairs.map((p) => p.userId))];
   for (let i = 0; i < projectIds.length; i += 500) {
-    const rows = await db.selectFrom('project_members').select(['project_id', 'user_id']).where('project_id', 'in', projectIds.slice(i, i + 500)).execute();
+    let q = db.selectFrom('project_members').select(['project_id', 'user_id']).where('project_id', 'in', projectIds.slice(i, i + 500));
+    // Only the users asked about, while their list fits one statement (else every member, filtered below).
+    if (userIds.length <= 500) q = q.where('user_id', 'in', userIds);
+    const rows = await q.execute();
     for (const r of rows) {
       const key = `${r.project_id}\n${r.user_id}`;
       if (wanted.has(key)) out.add(key);

@@ -82,19 +82,20 @@ export function createProjectsService(deps: {
    * The project and the caller's role in it, when the caller's role is at least `least`: 404 for
    * anyone who is not a member (however the id looks), 403 FORBIDDEN_ROLE for a member below it.
    */
-  async function access(executor: Executor, userId: string, id: string, least: Role = 'member', what?: string): Promise<{ row: repo.ProjectRow; role: Role }> {
+  async function access(userId: string, id: string, least: Role = 'member', what?: string, executor: Executor = db): Promise<{ row: repo.ProjectRow; role: Role; muted: boolean }> {
     const found = isId('proj', id) ? await repo.findMemberProject(executor, userId, id) : undefined;
     if (!found || !isRole(found.role)) throw projectNotFound();
     if (!hasRole(found.role, least)) throw forbiddenRole(found.role, least, what);
-    return { row: found, role: found.role };
+    return { row: found, role: found.role, muted: Number(found.notifications_muted) === 1 };
   }
 
   return {
-    access: (userId: string, id: string, least: Role = 'member', what?: string) => access(db, userId, id, least, what),
+    /** The project, the caller's role and whether they muted it; in `executor`'s transaction when given (under a lock). */
+    access,
 
     /** Throws 404 unless the user is a member of the project, and 403 unless their role is at least `least`. */
     async assertRole(userId: string, id: string, least: Role = 'member', what?: string): Promise<Role> {
-      return (await access(db, userId, id, least, what)).role;
+      return (await access(userId, id, least, what)).role;
     },
 
     /**
@@ -127,19 +128,14 @@ export function createProjectsService(deps: {
       return (await repo.listProjects(db, userId)).filter((row) => isRole(row.role)).map((row) => present(row, row.role as Role, 'masked'));
     },
 
+    /** The project as this member sees it, with its full key. */
     async get(userId: string, id: string): Promise<Project> {
-      const { row, role } = await access(db, userId, id);
-      return present(row, role, 'full');
-    },
-
-    /** The project as this member sees it (full key), for answers of other slices (transfer, accept). */
-    async view(userId: string, id: string): Promise<Project> {
-      const { row, role } = await access(db, userId, id);
+      const { row, role } = await access(userId, id);
       return present(row, role, 'full');
     },
 
     async rename(userId: string, id: string, name: string): Promise<Project> {
-      const { role } = await access(db, userId, id, 'admin', WHAT.rename);
+      const { role } = await access(userId, id, 'admin', WHAT.rename);
       const row = await repo.updateProjectName(db, id, name, now());
       if (!row) throw projectNotFound();
       return present(row, role, 'masked');
@@ -147,7 +143,7 @@ export function createProjectsService(deps: {
 
     /** Replaces the key; the old one stops working when this returns (lookups go to the database). */
     async rotateKey(userId: string, id: string): Promise<{ apiKey: string }> {
-      await access(db, userId, id, 'admin', WHAT.rotate);
+      await access(userId, id, 'admin', WHAT.rotate);
       return withFreshKey(async () => {
         const key = sealedKey(id);
         const row = await repo.replaceApiKey(db, id, key, now());
@@ -158,7 +154,7 @@ export function createProjectsService(deps: {
 
     /** Deletes the project and everything under it. Owner only. */
     async remove(userId: string, id: string): Promise<void> {
-      await access(db, userId, id, 'owner', WHAT.delete);
+      await access(userId, id, 'owner', WHAT.delete);
       if (!(await deleteOne(id))) throw projectNotFound();
     },
 
