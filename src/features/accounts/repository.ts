@@ -156,10 +156,9 @@ export function liveSessionsOf(db: Executor, userId: string, now: number) {
 
 /** Ends one login of the user: its refresh tokens revoked, its row gone. False when the user has no such login. */
 export async function endSession(db: Executor, userId: string, id: string, now: number): Promise<boolean> {
-  const owned = await db.selectFrom('sessions').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   const tokens = await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
-  await db.deleteFrom('sessions').where('id', '=', id).where('user_id', '=', userId).execute();
-  return owned !== undefined || Number(tokens.numUpdatedRows) > 0;
+  const row = await db.deleteFrom('sessions').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return Number(row.numDeletedRows) > 0 || Number(tokens.numUpdatedRows) > 0;
 }
 
 /** Ends every login of the user but `keep` (if given). */

@@ -208,7 +208,7 @@ export function createAccountsService(deps: {
       await repo.endAttempt(db, taken[0]!.key, taken[0]!.windowStart, 'reset');
       await release(taken.slice(1), 'succeeded');
       if (needsRehash(user.password_hash)) await repo.updatePasswordHash(db, user.id, await hashPassword(input.password), now());
-      return { user: toUser(user), ...(await startSession(user.id, { ...client, ip })) };
+      return { user: toUser(user), ...(await startSession(user.id, client)) };
     },
 
     /**
