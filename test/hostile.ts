@@ -1,9 +1,12 @@
 /**
  * Runs an attack beside a bystander tenant and reports what the bystander saw: every answer to
  * its own small ingest requests, the latency of /healthz probes taken throughout, and the peak
- * RSS of the process (the server runs in it). The hostile-tenant tests assert on the report; the
- * figures also feed docs/reliability.md.
+ * RSS of the process (the server runs in it). The hostile-tenant tests assert on what holds on any
+ * machine (no 5xx, nothing lost, bounds on memory and work); the time figures are reported only,
+ * and `npm run bench:hostile` collects them (LOGLANE_HOSTILE_REPORT names the file each run's
+ * report is appended to) for docs/benchmarks.md.
  */
+import { appendFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { expect } from 'vitest';
 import type { TestServer } from './harness.js';
@@ -33,7 +36,7 @@ function percentile(sorted: number[], p: number): number {
  * one request after another, and /healthz is probed every `probeEveryMs`. Both go on for at least
  * `minMs` and until the attack settles. The attack's own failures are rethrown after the report.
  */
-export async function beside<T>(s: TestServer, bystanderKey: string, attack: () => Promise<T>, options: { minMs?: number; probeEveryMs?: number } = {}): Promise<{ result: T; report: BystanderReport }> {
+export async function beside<T>(s: TestServer, bystanderKey: string, attack: () => Promise<T>, options: { minMs?: number; probeEveryMs?: number; /** Names the attack in the report `bench:hostile` collects. */ label?: string } = {}): Promise<{ result: T; report: BystanderReport }> {
   const minMs = options.minMs ?? 1000;
   const probeEveryMs = options.probeEveryMs ?? 20;
   const started = performance.now();
@@ -107,16 +110,21 @@ export async function beside<T>(s: TestServer, bystanderKey: string, attack: () 
   report.peakRssMb = Math.round(report.peakRssMb);
   report.elapsedMs = Math.round(performance.now() - started);
   // One line per run, so a test's output carries the figures docs/reliability.md quotes.
-  console.log(`[hostile ${s.engine}] ${JSON.stringify(report)}`);
+  console.log(`[hostile ${s.engine}] ${options.label ?? ''} ${JSON.stringify(report)}`);
+  const reportFile = process.env.LOGLANE_HOSTILE_REPORT;
+  if (reportFile) appendFileSync(reportFile, JSON.stringify({ engine: s.engine, label: options.label ?? 'unnamed attack', ...report }) + '\n');
   if (failed) throw failure;
   return { result: result as T, report };
 }
 
-/** The bystander saw only 2xx (or 429/503 with Retry-After), and /healthz answered within `p99Ms` at the 99th percentile. */
-export function expectUnharmed(report: BystanderReport, p99Ms = 100): void {
+/**
+ * The bystander saw only 2xx (or 429/503 with Retry-After), had some of its logs accepted, and
+ * every /healthz probe answered 200. How fast they answered depends on the machine, so it is not
+ * asserted here: `npm run bench:hostile` reports it.
+ */
+export function expectUnharmed(report: BystanderReport): void {
   expect(report.bad).toEqual([]);
   expect(report.accepted).toBeGreaterThan(0);
   expect(report.healthz.failures).toBe(0);
   expect(report.healthz.n).toBeGreaterThan(10);
-  expect(report.healthz.p99).toBeLessThan(p99Ms);
 }
