@@ -44,7 +44,8 @@ if (PG_PROBLEM && PG_REQUIRED) {
   throw new Error(`PostgreSQL is required for this run but unreachable at ${PG_ADMIN_URL}: ${PG_PROBLEM}`);
 }
 
-export const ENGINES: Engine[] = ['sqlite', 'postgres'];
+/** Both engines, or those LOGLANE_TEST_ENGINES lists (`sqlite`, `postgres`; `bench:hostile --engine` sets it). */
+export const ENGINES: Engine[] = (process.env.LOGLANE_TEST_ENGINES ?? 'sqlite,postgres').split(',').filter((e): e is Engine => e === 'sqlite' || e === 'postgres');
 
 /** Declares the same suite once per engine; PostgreSQL's copy is skipped, with the reason in its name, only outside CI. */
 export function describeEngines(name: string, suite: (engine: Engine) => void): void {

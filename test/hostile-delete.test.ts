@@ -44,10 +44,10 @@ describeEngines('deleting a big project stalls nobody', (engine) => {
   const logsOf = async (projectId: string) => Number((await sql<{ n: number }>`select count(*) as n from logs where project_id = ${projectId}`.execute(s.database.db)).rows[0]!.n);
 
   /** Runs `work` beside the bystander, with the event loop's longest delay measured. */
-  async function unharmedBy(work: () => Promise<unknown>): Promise<void> {
+  async function unharmedBy(label: string, work: () => Promise<unknown>): Promise<void> {
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
-    const { report } = await beside(s, bystanderKey, work);
+    const { report } = await beside(s, bystanderKey, work, { label });
     delay.disable();
     const worstMs = delay.max / 1e6;
     console.log(`[hostile ${engine}] ${LOGS} logs deleted: event loop delay max ${worstMs.toFixed(1)} ms`);
@@ -63,7 +63,7 @@ describeEngines('deleting a big project stalls nobody', (engine) => {
     const big = await createProject(s, owner, 'big');
     await load(big.id, LOGS);
     expect(await logsOf(big.id)).toBe(LOGS);
-    await unharmedBy(async () => {
+    await unharmedBy('deleting a project of 300,000 logs', async () => {
       const res = await s.request('DELETE', `/v1/projects/${big.id}`, { token: owner.accessToken });
       expect(res.status, res.text).toBe(204);
     });
@@ -77,7 +77,7 @@ describeEngines('deleting a big project stalls nobody', (engine) => {
     await load(old.id, LOGS, s.clock.now() - 4 * 86_400_000);
     const recent = await s.request('POST', '/v1/logs', { headers: { 'x-api-key': old.apiKey }, body: [{ message: 'today', level: 'info' }] });
     expect(recent.status, recent.text).toBe(202);
-    await unharmedBy(() => s.app.services.logs.runRetention());
+    await unharmedBy('retention of 300,000 logs', () => s.app.services.logs.runRetention());
     expect(await logsOf(old.id)).toBe(1);
     expect((await s.request('GET', `/v1/projects/${old.id}`, { token: owner.accessToken })).body.logCount).toBe(1);
   });
@@ -87,7 +87,7 @@ describeEngines('deleting a big project stalls nobody', (engine) => {
     await setPlan(s, owner.id, 'enterprise');
     const big = await createProject(s, owner, 'big');
     await load(big.id, LOGS);
-    await unharmedBy(async () => {
+    await unharmedBy('deleting an account with a project of 300,000 logs', async () => {
       const res = await s.request('DELETE', '/v1/account', { token: owner.accessToken, body: { password: owner.password } });
       expect(res.status, res.text).toBe(204);
     });

@@ -160,7 +160,7 @@ describeEngines('hostile ingest', (engine) => {
           }),
         );
         return { seen, problems, acknowledged };
-      });
+      }, { label: 'levels named after Object.prototype' });
 
       expect(result.problems).toEqual([]);
       expect(result.seen[500]).toBeUndefined();
@@ -178,7 +178,7 @@ describeEngines('hostile ingest', (engine) => {
       const body = JSON.stringify(Array.from({ length: 80 }, (_, i) => ({ message: `${i} ${'m'.repeat(60 * 1024 - 10)}`, source: 'attacker' })));
 
       const attack = await floodReady(s, ap.apiKey, body, 80);
-      const { result, report } = await beside(s, vp.apiKey, () => attack.go());
+      const { result, report } = await beside(s, vp.apiKey, () => attack.go(), { label: '80 concurrent requests of 80 logs × 60 KB' });
 
       console.log(`[hostile ${engine}] attacker statuses ${JSON.stringify(result.statuses)}`);
       expect(result.problems).toEqual([]);

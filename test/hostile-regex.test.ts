@@ -138,7 +138,7 @@ describeEngines('a costly pattern never stalls the server', (engine) => {
       // The bystander's rule fires while the attacker's evaluation is still working through its logs.
       await waitFor(async () => (await s.request('GET', `/v1/alerts/${rule.body.id}/history`, { token: bystander.accessToken })).body.data.length > 0, 10_000, "the bystander's alert");
       return answers;
-    }, { minMs: 1500 });
+    }, { minMs: 1500, label: 'the costliest regex in search, stats, tail and a rule' });
     expectUnharmed(report);
     const [sent, search, stats, bystanderError] = result;
     expect(sent.status).toBe(202);

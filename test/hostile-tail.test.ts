@@ -61,7 +61,7 @@ describeEngines('live tails are bounded in memory', (engine) => {
     const hub = s.app.services.logs.hub;
     let peakRecent = 0;
     const watch = setInterval(() => (peakRecent = Math.max(peakRecent, hub.recentBytes)), 5);
-    const { report } = await beside(s, bystander.apiKey, () => sendLarge(s, project.apiKey, 2000, 60_000));
+    const { report } = await beside(s, bystander.apiKey, () => sendLarge(s, project.apiKey, 2000, 60_000), { label: 'a level=fatal tail beside 2,000 logs of 60 KB' });
     clearInterval(watch);
     peakRecent = Math.max(peakRecent, hub.recentBytes);
     expectUnharmed(report);
