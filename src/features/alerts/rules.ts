@@ -317,7 +317,10 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
             if (verdict === false) continue;
             if (verdict === undefined) {
               wait ??= { i, row, view, passed: undefined, waiting: [], answers: [] };
-              pending.push({ view, query: predicate, answers: wait.answers, k: wait.waiting.push(group) - 1 });
+              const k = wait.waiting.push(group) - 1;
+              // Cut off at its work budget (view.over): undecided whatever its regexes say.
+              if (view.over) wait.answers[k] = undefined;
+              else pending.push({ view, query: predicate, answers: wait.answers, k });
               continue;
             }
           }
@@ -333,8 +336,8 @@ export async function matchRules<R extends QueryLog, M extends Matcher>(rules: r
       }
       i++;
     } while (i < rows.length && performance.now() - sliceStart <= SLICE_MS);
-    if (pending.length === 0) continue;
-    await decideWithRegexes(pending, owner, deadline);
+    if (waiting.length === 0) continue;
+    if (pending.length > 0) await decideWithRegexes(pending, owner, deadline);
     for (const w of waiting) {
       if (w.answers.includes(undefined)) {
         // Undecided: counted for nothing now; the answers it got wait for the next round.

@@ -12,8 +12,10 @@ export interface Pattern {
    * goes through the regex runner (regex-runner.ts), which moves costly tests off the event loop.
    */
   test(text: string): boolean;
-  /** Whether `test(text)` is bounded tightly enough to run on the event loop (a few milliseconds at worst). */
+  /** Whether `test(text)` is bounded tightly enough to run on the event loop (a few milliseconds at worst): cost(text) ≤ INLINE_COST. */
   cheap(text: string): boolean;
+  /** The most steps `test(text)` may take: program size × text length, or the text's length when a substring search decides. */
+  cost(text: string): number;
 }
 
 /**
@@ -310,11 +312,14 @@ function build(source: string, re: RE2JS, size: number): Pattern {
   // An exact literal is a substring search: linear, never costly.
   if (required?.exact) {
     const literal = required.literal;
-    return { source, literal, size, test: (text) => text.includes(literal), cheap: () => true };
+    return { source, literal, size, test: (text) => text.includes(literal), cheap: () => true, cost: (text) => text.length };
   }
-  const cheap = (text: string) => size * text.length <= INLINE_COST;
-  if (required === null) return { source, size, test: (text) => re.test(text), cheap };
+  if (required === null) {
+    const cost = (text: string) => size * text.length;
+    return { source, size, test: (text) => re.test(text), cheap: (text) => cost(text) <= INLINE_COST, cost };
+  }
   const { literal } = required;
   // Without its literal a text is refused by the substring search alone, which is always cheap.
-  return { source, literal, size, test: (text) => text.includes(literal) && re.test(text), cheap: (text) => cheap(text) || !text.includes(literal) };
+  const cost = (text: string) => (text.includes(literal) ? size * text.length : text.length);
+  return { source, literal, size, test: (text) => text.includes(literal) && re.test(text), cheap: (text) => cost(text) <= INLINE_COST, cost };
 }

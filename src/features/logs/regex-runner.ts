@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { DFA_MAX_BYTES, limitDfa, lruCache, type Pattern } from './pattern.js';
+import { DFA_MAX_BYTES, INLINE_COST, limitDfa, lruCache, type Pattern } from './pattern.js';
 
 /** One regular-expression test to run: does `pattern` match `text`? */
 export interface RegexTest {
@@ -25,6 +25,9 @@ export const MAX_WAITING_PER_OWNER = 10_000;
 export const MAX_WAITING = 100_000;
 /** Compiled patterns the worker keeps, least recently used evicted first. */
 const WORKER_CACHE = 200;
+
+/** The most regular-expression steps (Pattern.cost) runTests ran on the event loop between two turns of it, for tests. */
+export const runnerCounters = { maxStepsPerTurn: 0 };
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -160,13 +163,25 @@ export async function runTests(tests: readonly RegexTest[], owner: string, deadl
   const results: (boolean | undefined)[] = new Array(tests.length);
   const costly: Promise<void>[] = [];
   let sliceStart = performance.now();
+  // Steps run since the last turn: a turn is due past SLICE_MS or past INLINE_COST steps, whichever first.
+  let steps = 0;
   for (let i = 0; i < tests.length; i++) {
     const { pattern, text } = tests[i]!;
-    if (pattern.cheap(text)) {
+    const cost = pattern.cost(text);
+    if (cost <= INLINE_COST) {
+      if (steps > 0 && steps + cost > INLINE_COST) {
+        await yieldToLoop();
+        sliceStart = performance.now();
+        steps = 0;
+        if (Date.now() >= deadline) break;
+      }
       results[i] = pattern.test(text);
+      steps += cost;
+      if (steps > runnerCounters.maxStepsPerTurn) runnerCounters.maxStepsPerTurn = steps;
       if (performance.now() - sliceStart > SLICE_MS) {
         await yieldToLoop();
         sliceStart = performance.now();
+        steps = 0;
         if (Date.now() >= deadline) break;
       }
     } else {

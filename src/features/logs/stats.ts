@@ -10,7 +10,8 @@ import type { ProjectsService } from '../projects/service.js';
 import { eachIndexed } from './blocks/search.js';
 import { decidedInApp, matchAll, type LogFilter } from './filter.js';
 import { LEVELS } from './levels.js';
-import { groupNames, parseGroupBy, type GroupField } from './query/index.js';
+import { groupName, groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from './query/index.js';
+import { SLICE_MS } from './regex-runner.js';
 import { PATTERN_CHUNK, type LogReader } from './reader.js';
 import type * as repo from './repository.js';
 import type { LogStore } from './store/index.js';
@@ -20,10 +21,12 @@ export interface StatsResult {
   buckets: { start: string; total: number; levels: Partial<Record<(typeof LEVELS)[number], number>>; groups?: Record<string, number> }[];
 }
 
-/** groupBy: how many values keep their own name; the names of the rest and of logs without the field. */
+/**
+ * groupBy: how many values keep their own name; the names of the rest and of logs without the
+ * field are `(other)` and `(none)`, and a real value of either name is reported escaped (groupName).
+ */
 const TOP_GROUPS = 10;
-const OTHER_GROUP = '(other)';
-const NO_GROUP = '(none)';
+const NO_GROUP = NONE_GROUP;
 /**
  * groupBy: a tenant's logs may hold any number of values, and what a request holds in memory must
  * not grow with them. config.groupByMaxValues distinct values are counted by name (further ones
@@ -126,7 +129,34 @@ export function createStats(deps: {
     };
     // A needle's count reads only the blocks that may hold it.
     if (decidedInApp(filter) && reader.index.enabled) {
-      const report = await reader.withBudget((ex) => eachIndexed(ex, projectId, filter, reader.narrowed(filter), deadline, reader.index, add));
+      // The index hands over matching logs without a pause; naming their groups (a metadata parse
+      // each) is left to a drain that runs in slices between its reads, and is awaited at the end.
+      const backlog: repo.LogRowStored[] = [];
+      let next = 0;
+      let draining: Promise<void> | undefined;
+      let late = false;
+      const drain = async () => {
+        await new Promise((r) => setImmediate(r));
+        let sliceStart = performance.now();
+        while (next < backlog.length && !late) {
+          add(backlog[next]!);
+          backlog[next++] = undefined as unknown as repo.LogRowStored;
+          if (performance.now() - sliceStart > SLICE_MS) {
+            await new Promise((r) => setImmediate(r));
+            if (Date.now() > deadline) late = true;
+            sliceStart = performance.now();
+          }
+        }
+        backlog.length = next = 0;
+        draining = undefined;
+      };
+      const onMatch = group ? (row: repo.LogRowStored) => {
+        backlog.push(row);
+        draining ??= drain();
+      } : add;
+      const report = await reader.withBudget((ex) => eachIndexed(ex, projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
+      while (draining) await draining;
+      if (late) throw outOfBudget();
       if (report !== undefined) {
         if ('outOfBudget' in report) throw outOfBudget();
         reader.reported(report);
@@ -136,6 +166,7 @@ export function createStats(deps: {
     for (;;) {
       const rows = await reader.withBudget(() => store.page(projectId, reader.narrowed(filter), position, PATTERN_CHUNK));
       const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline, { sqlDecided: true }) : undefined;
+      let sliceStart = performance.now();
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!;
         position = { ts: row.ts, seq: row.seq };
@@ -145,6 +176,12 @@ export function createStats(deps: {
           if (!verdict) continue;
         }
         add(row);
+        // Naming groups parses each log's metadata: in slices, like deciding logs.
+        if (group && performance.now() - sliceStart > SLICE_MS) {
+          await new Promise((r) => setImmediate(r));
+          if (Date.now() > deadline) throw outOfBudget();
+          sliceStart = performance.now();
+        }
       }
       if (rows.length < PATTERN_CHUNK) return { counts: [...tally.values()], groups };
       if (Date.now() > deadline) throw outOfBudget();
@@ -174,7 +211,7 @@ export function createStats(deps: {
       if (rows.length > maxRows) {
         throw validationError('querystring:/groupBy', `these logs hold too many sources to group (over ${maxRows.toLocaleString('en')} source and bucket pairs); narrow the time range or choose a larger interval`);
       }
-      for (const c of rows) add(c.bucket, c.source ?? NO_GROUP, c.n);
+      for (const c of rows) add(c.bucket, c.source === null ? NO_GROUP : groupName(c.source), c.n);
     }
     return { counts, groups };
   }

@@ -1,6 +1,7 @@
 import type { Node, RegexLeaf, RegexTarget, TermWord, Value, Words } from './ast.js';
-import { globMatch, scalarText, toNumber } from './text.js';
-import type { LogView } from './view.js';
+import { INLINE_COST } from '../pattern.js';
+import { globMatch, scalarText, toNumber, type Glob } from './text.js';
+import { evalCounters, type LogView, type WordIndex } from './view.js';
 
 /** true, false, or undefined: not known (a regular expression not run, or not decided in time). */
 export type T3 = boolean | undefined;
@@ -9,9 +10,12 @@ export type RegexAnswers = ((leaf: RegexLeaf, view: LogView) => T3) | null;
 
 /**
  * Answers for the in-memory pass: what the log's view already keeps, or a test cheap enough for the
- * event loop (Pattern.cheap on every text) run on the spot, while performance.now() is before
- * `until` (the pass's time slice); the answer is kept on the view. A costly test, or any past
- * `until`, is left undecided for the regex runner.
+ * event loop run on the spot, while performance.now() is before `until` (the pass's time slice);
+ * the answer is kept on the view. A log has one inline budget for all its regex tests, INLINE_COST
+ * steps (program size × text length, Pattern.cost), however many texts (array elements) or
+ * regexes it holds: a regex over a 44-element array was 44 inline tests back to back. A test past
+ * what the log has left, or any past `until`, is left undecided for the regex runner, which runs
+ * one test at a time with turns of the event loop between.
  */
 export function inlineRegexes(until: number): RegexAnswers {
   return (leaf, view) => {
@@ -19,7 +23,11 @@ export function inlineRegexes(until: number): RegexAnswers {
     if (kept !== undefined) return kept;
     if (performance.now() > until) return undefined;
     const texts = regexTexts(leaf.target, view);
-    for (const text of texts) if (!leaf.pattern.cheap(text)) return undefined;
+    let steps = 0;
+    for (const text of texts) steps += leaf.pattern.cost(text);
+    if (view.regexSteps + steps > INLINE_COST) return undefined;
+    view.regexSteps += steps;
+    if (view.regexSteps > evalCounters.maxLogRegexSteps) evalCounters.maxLogRegexSteps = view.regexSteps;
     let answer = false;
     for (const text of texts) {
       if (leaf.pattern.test(text)) {
@@ -43,8 +51,22 @@ function any<T>(items: readonly T[], f: (item: T) => T3): T3 {
   return out;
 }
 
-/** Decides one log. With `rx` null, regular expressions are unknown, and so is any answer that depends on them. */
+/**
+ * Decides one log. With `rx` null, regular expressions are unknown, and so is any answer that
+ * depends on them. The decision may spend DECISION_BUDGET units of work (view.ts); the budget is
+ * looked at inside it, at every leaf and within long matches, and an answer its cut-off leaves
+ * open is undefined: the log is undecided, as with a regex not run in time (search stops there,
+ * stats refuses the count, a tail does not send the log, alert evaluation tries it again in a
+ * later round and gives it up past its rounds).
+ */
 export function evaluate(node: Node, view: LogView, rx: RegexAnswers): T3 {
+  view.beginDecision();
+  const r = evalNode(node, view, rx);
+  if (r === undefined && view.over) evalCounters.cutOff++;
+  return r;
+}
+
+function evalNode(node: Node, view: LogView, rx: RegexAnswers): T3 {
   switch (node.kind) {
     case 'all':
       return true;
@@ -52,7 +74,7 @@ export function evaluate(node: Node, view: LogView, rx: RegexAnswers): T3 {
       // Loops, not all()/any(): this runs for every log and query, and a closure per node is garbage.
       let out: T3 = true;
       for (const c of node.children) {
-        const r = evaluate(c, view, rx);
+        const r = evalNode(c, view, rx);
         if (r === false) return false;
         if (r === undefined) out = undefined;
       }
@@ -61,20 +83,20 @@ export function evaluate(node: Node, view: LogView, rx: RegexAnswers): T3 {
     case 'or': {
       let out: T3 = false;
       for (const c of node.children) {
-        const r = evaluate(c, view, rx);
+        const r = evalNode(c, view, rx);
         if (r === true) return true;
         if (r === undefined) out = undefined;
       }
       return out;
     }
     case 'not': {
-      const r = evaluate(node.child, view, rx);
+      const r = evalNode(node.child, view, rx);
       return r === undefined ? undefined : !r;
     }
     case 'term':
-      return termMatches(node, view, false);
+      return view.over ? undefined : termMatches(node, view, false);
     case 'phrase':
-      return view.hasPhrase(node.folded, false);
+      return view.over ? undefined : view.hasPhrase(node.folded, false);
     case 'regex':
       return rx ? rx(node.regex, view) : undefined;
     case 'field': {
@@ -88,8 +110,11 @@ export function evaluate(node: Node, view: LogView, rx: RegexAnswers): T3 {
           return onMessage(value, view, rx);
         case 'source':
           return onValues(value, view.log.source === null ? NO_VALUES : [view.log.source], view, rx);
-        case 'meta':
-          return onValues(value, view.values(field.path), view, rx);
+        case 'meta': {
+          if (view.over) return undefined;
+          const values = view.values(field.path);
+          return view.over ? undefined : onValues(value, values, view, rx);
+        }
       }
     }
   }
@@ -124,7 +149,7 @@ function onMessage(value: Value, view: LogView, rx: RegexAnswers): T3 {
     case 'exists':
       return true;
     case 'words':
-      return termMatches(value, view, true);
+      return view.over ? undefined : termMatches(value, view, true);
     case 'phrase':
       return view.hasPhrase(value.folded, true);
     case 'regex':
@@ -174,30 +199,116 @@ function onValues(value: Value, values: readonly unknown[], view: LogView, rx: R
   }
 }
 
-function wordMatches(t: TermWord, w: string): boolean {
-  return 'word' in t ? t.word === w : globMatch(t.glob, w);
+/** A term word every word matches (`*`, `**`): it constrains only where the others stand. */
+function anyWord(t: TermWord): boolean {
+  return 'glob' in t && t.glob.plain !== null && t.glob.plain.every((seg) => seg === '');
 }
 
-/** Whether the term's words occur next to each other, in order, in `words`. */
-function adjacent(term: readonly TermWord[], words: readonly string[]): boolean {
-  const k = term.length;
-  for (let i = 0; i + k <= words.length; i++) {
-    let j = 0;
-    while (j < k && wordMatches(term[j]!, words[i + j]!)) j++;
-    if (j === k) return true;
+/** The distinct words of a text a wildcard matches: each distinct word tried once per text (one unit each). */
+function globWords(index: WordIndex, glob: Glob, view: LogView): Set<string> {
+  const cache = (index.globs ??= new Map());
+  let hit = cache.get(glob);
+  if (hit === undefined) {
+    hit = new Set();
+    for (const w of index.positions.keys()) if (globMatch(glob, w)) hit.add(w);
+    view.charge(index.positions.size + 1);
+    cache.set(glob, hit);
   }
+  return hit;
+}
+
+/** Candidates checked between two looks at the budget. */
+const CHECK_EVERY = 4096;
+
+/**
+ * Whether the term's words occur next to each other, in order, in the indexed text (undefined: the
+ * decision's budget ran out). The term word found at the fewest positions anchors the candidates;
+ * only the other words that constrain anything are compared at each: `*-*-…-b` (999 words) over
+ * 30,000 words costs the occurrences of `b`, not 999 × 30,000 comparisons. One unit per comparison.
+ */
+function adjacentIn(term: readonly TermWord[], index: WordIndex, view: LogView): T3 {
+  const k = term.length;
+  const words = index.words;
+  const n = words.length;
+  if (k > n) return false;
+  type Check = { j: number; word?: string; set?: Set<string>; count: number };
+  const checks: Check[] = [];
+  let anchor: Check | undefined;
+  for (let j = 0; j < k; j++) {
+    const t = term[j]!;
+    if (anyWord(t)) continue;
+    let check: Check;
+    if ('word' in t) {
+      const positions = index.positions.get(t.word);
+      if (positions === undefined) return false;
+      check = { j, word: t.word, count: positions.length };
+    } else {
+      const set = globWords(index, t.glob, view);
+      if (set.size === 0) return false;
+      let count = 0;
+      for (const w of set) count += index.positions.get(w)!.length;
+      check = { j, set, count };
+    }
+    checks.push(check);
+    if (anchor === undefined || check.count < anchor.count) anchor = check;
+  }
+  // Only words that match anything: any k adjacent words will do.
+  if (anchor === undefined) return true;
+  if (view.over) return undefined;
+  const others = checks.filter((c) => c !== anchor);
+  let starts: number[];
+  if (anchor.word !== undefined) starts = index.positions.get(anchor.word)!;
+  else {
+    starts = [];
+    for (const w of anchor.set!) for (const p of index.positions.get(w)!) starts.push(p);
+  }
+  let units = 0;
+  for (const p of starts) {
+    const s = p - anchor.j;
+    if (s < 0 || s + k > n) continue;
+    let all = true;
+    for (const c of others) {
+      units++;
+      const w = words[s + c.j]!;
+      if (c.word !== undefined ? w !== c.word : !c.set!.has(w)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) {
+      view.charge(units + 1);
+      return true;
+    }
+    if (++units >= CHECK_EVERY) {
+      view.charge(units);
+      units = 0;
+      if (view.over) return undefined;
+    }
+  }
+  view.charge(units + 1);
   return false;
 }
 
 /** A bare term (or message:term): words of the message, or of one metadata value unless `messageOnly`. */
-function termMatches(t: Words, view: LogView, messageOnly: boolean): boolean {
+function termMatches(t: Words, view: LogView, messageOnly: boolean): T3 {
   if (t.any) return true;
   const words = t.words;
   // Nothing to split into words (`=>`): the text itself, as a phrase.
   if (words.length === 0) return view.hasPhrase(t.folded, messageOnly);
   if (words.length === 1 && 'word' in words[0]!) return view.hasWord(words[0].word, messageOnly);
-  if (adjacent(words, view.messageWords)) return true;
-  return !messageOnly && view.scalars.some((s) => adjacent(words, view.scalarWords(s)));
+  let out = adjacentIn(words, view.messageIndex, view);
+  if (out === true || messageOnly) return out;
+  // A literal word of the term that a value's text lacks rules the value out before it is indexed.
+  const literal = words.find((w): w is { word: string } => 'word' in w)?.word;
+  for (const s of view.scalars) {
+    view.charge(1);
+    if (view.over) return undefined;
+    if (literal !== undefined && !s.folded.includes(literal)) continue;
+    const r = adjacentIn(words, view.scalarIndex(s), view);
+    if (r === true) return true;
+    if (r === undefined) out = undefined;
+  }
+  return out;
 }
 
 /** The texts a regular expression is tested on, for one log. */

@@ -21,20 +21,21 @@
  * - Columns: node `start` is the column of its first character, `end` the column just past it.
  */
 import { levelName } from '../levels.js';
-import type { Pattern } from '../pattern.js';
+import { lruCache, type Pattern } from '../pattern.js';
 import { runTests, SLICE_MS, type RegexTest } from '../regex-runner.js';
 import { regexKey, type Field, type Node, type RegexLeaf, type RegexTarget, type TermWord, type Value, type Words } from './ast.js';
 import { evaluate, inlineRegexes, regexTexts, type RegexAnswers, type T3 } from './eval.js';
 import { narrow, type Narrowing } from './narrow.js';
 import { GROUP_BY_PATH, parse, parseField, QUERY_PATH } from './parse.js';
 import { fold, scalarText } from './text.js';
+import { createHash } from 'node:crypto';
 import { LogView, metadataOf, resolvePath, type QueryLog } from './view.js';
 
 export type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words, Narrowing, QueryLog };
-export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY_PATH } from './parse.js';
+export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_QUERY_PROGRAM_SIZE, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY_PATH } from './parse.js';
 export { FOLDS_TO_ASCII, fold } from './text.js';
 export { evaluate, inlineRegexes, type T3 } from './eval.js';
-export { LogView } from './view.js';
+export { DECISION_BUDGET, evalCounters, LogView, resetEvalCounters } from './view.js';
 export { needlesOf, prefilterOf, type Needle, type Prefilter } from './prefilter.js';
 
 export interface Query {
@@ -52,9 +53,19 @@ export interface Query {
  * Empty or blank text selects every log.
  */
 export function parseQuery(text: string, path: string = QUERY_PATH): Query {
+  // A query is immutable once parsed: the same text (at the same path, which errors name) is
+  // parsed, and its regexes compiled, once while it is among the recently used.
+  const key = path + '\u0000' + text;
+  const hit = parsedQueries.get(key);
+  if (hit !== undefined) return hit;
   const { root, regexes, terms } = parse(text, path);
-  return { text, root, regexes, terms };
+  const query: Query = { text, root, regexes, terms };
+  parsedQueries.set(key, query);
+  return query;
 }
+
+/** Parsed queries by path and text; a text is at most MAX_QUERY_CHARS, so this holds a few MB at most. */
+const parsedQueries = lruCache<string, Query>(512);
 
 /** The query that selects every log. */
 export const EVERY_LOG: Query = { text: '', root: { kind: 'all', start: 1, end: 1 }, regexes: [], terms: 0 };
@@ -113,7 +124,8 @@ export async function matchEach(logs: readonly QueryLog[], queriesOf: (i: number
         }
         view ??= new LogView(logs[i]!);
         const r = evaluate(query.root, view, rx);
-        if (r === undefined) pending.push({ view, query, answers, k });
+        // Cut off at its budget (view.over), the log stays undecided: its regexes would not help.
+        if (r === undefined && !view.over) pending.push({ view, query, answers, k });
         else answers[k] = r;
       }
       i++;
@@ -200,21 +212,49 @@ export function parseGroupBy(text: string): GroupField {
 }
 
 export const NONE_GROUP = '(none)';
+export const OTHER_GROUP = '(other)';
+
+/** Longest group name kept as it is (UTF-16 code units); see groupName. */
+export const MAX_GROUP_NAME = 200;
+
+/**
+ * The name a real value's text is reported under in groupBy. Two rules keep distinct values apart
+ * from each other and from the synthetic groups `(none)` (no value) and `(other)` (past the most
+ * frequent): a value that is `(none)` or `(other)` after any number of backslashes gets one more
+ * in front (`(none)` → `\(none)`, `\(none)` → `\\(none)`); and a value longer than
+ * MAX_GROUP_NAME characters is cut to its first MAX_GROUP_NAME, followed by `…` and the first
+ * 16 hex digits of the SHA-256 of the whole value, so 10,000 distinct 60 KB values hold about
+ * 2 MB of names, not 600 MB, and stay distinct.
+ */
+export function groupName(text: string): string {
+  if (text.length > MAX_GROUP_NAME) {
+    let cut = MAX_GROUP_NAME;
+    // Not between the halves of a surrogate pair.
+    const last = text.charCodeAt(cut - 1);
+    if (last >= 0xd800 && last <= 0xdbff) cut--;
+    // A copy: a slice of the value would keep the whole value alive.
+    const head = Buffer.from(text.slice(0, cut), 'utf16le').toString('utf16le');
+    return `${head}…${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+  }
+  return SYNTHETIC_LOOKALIKE.test(text) ? '\\' + text : text;
+}
+
+const SYNTHETIC_LOOKALIKE = /^\\*\((none|other)\)$/;
 
 /**
  * A log's group names for a field: the value as text (numbers and booleans as written in JSON, so
- * 500 and "500" share a group; objects as their JSON), each distinct element of an array once;
- * missing or null → ['(none)']. Level gives the level's name.
+ * 500 and "500" share a group; objects as their JSON), each distinct element of an array once,
+ * named by groupName; missing or null → ['(none)']. Level gives the level's name.
  */
 export function groupNames(group: GroupField, log: QueryLog): string[] {
   const field = group.field;
   if (field.kind === 'level') return [levelName(log.level)];
-  if (field.kind === 'source') return [log.source ?? NONE_GROUP];
+  if (field.kind === 'source') return [log.source === null ? NONE_GROUP : groupName(log.source)];
   if (field.kind !== 'meta') return [NONE_GROUP];
   const names = new Set<string>();
   for (const v of resolvePath(metadataOf(log), field.path)) {
     if (v === null || v === undefined) continue;
-    names.add(scalarText(v) ?? JSON.stringify(v));
+    names.add(groupName(scalarText(v) ?? JSON.stringify(v)));
   }
   return names.size === 0 ? [NONE_GROUP] : [...names];
 }

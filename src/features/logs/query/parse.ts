@@ -1,12 +1,20 @@
 import { AppError } from '../../../errors.js';
 import { levelIndex } from '../levels.js';
-import { checkPattern, RE2_UNSUPPORTED } from '../pattern.js';
+import { checkPattern, estimateProgramSize, MAX_PROGRAM_SIZE, RE2_UNSUPPORTED } from '../pattern.js';
 import { regexKey, type Field, type Node, type RegexLeaf, type RegexTarget, type TermWord, type Value, type Words } from './ast.js';
 import { fold, isWordChar, makeGlob, ONE, parseTime, STAR, toNumber, type GlobPart } from './text.js';
 
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_TERMS = 64;
 export const MAX_DEPTH = 16;
+/**
+ * The most instructions all of one query's regular expressions may compile to together (each one
+ * is capped at MAX_PROGRAM_SIZE on its own). Compiling costs about as much as the program is big,
+ * and a query's regexes are compiled when it is parsed: 64 fresh regexes of 2,000 instructions
+ * were compiled on every request (a bystander's p99 243 ms). Past it, a 400 at the regex that
+ * crosses it, found from its estimated size before it is compiled.
+ */
+export const MAX_QUERY_PROGRAM_SIZE = 2 * MAX_PROGRAM_SIZE;
 export const QUERY_PATH = 'querystring:/query';
 export const GROUP_BY_PATH = 'querystring:/groupBy';
 
@@ -49,6 +57,8 @@ class Parser {
   p = 0;
   terms = 0;
   readonly regexes: RegexLeaf[] = [];
+  /** Instructions of the regexes compiled so far (see MAX_QUERY_PROGRAM_SIZE). */
+  programSize = 0;
 
   constructor(text: string, readonly path: string) {
     this.cs = Array.from(text);
@@ -259,7 +269,11 @@ class Parser {
     }
     if (source === '') this.fail(this.p, "a regular expression between the slashes (quote a value that starts with '/')");
     this.p++;
+    const costly = `regular expressions of at most ${MAX_QUERY_PROGRAM_SIZE.toLocaleString('en')} instructions in all in one query`;
+    // The estimate is an upper bound: well past what is left, nothing is compiled.
+    if (this.programSize + Math.min(estimateProgramSize(source), MAX_PROGRAM_SIZE * 4) > MAX_QUERY_PROGRAM_SIZE * 4) this.fail(open, costly);
     const checked = checkPattern(source);
+    if (checked.ok && (this.programSize += checked.pattern.size) > MAX_QUERY_PROGRAM_SIZE) this.fail(open, costly);
     if (!checked.ok) this.fail(open, checked.costly ? `a cheaper regular expression: ${checked.why}` : `a valid RE2 regular expression (${checked.why}); ${RE2_UNSUPPORTED}`);
     const leaf: RegexLeaf = { id: this.regexes.length, source, pattern: checked.pattern, target, key: regexKey(source, target) };
     this.regexes.push(leaf);
