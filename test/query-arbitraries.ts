@@ -133,3 +133,73 @@ export const filters: fc.Arbitrary<Filters> = fc
   )
   .map(({ span, ...f }) => (span !== undefined ? { ...f, to: (f.from ?? T0) + span } : f));
 
+
+// ---------------------------------------------------------------------------------------------------
+// Generated metadata keys (issue 25): the keys a hostile or careless shipper may send, and queries
+// over paths made of them. The skip index's item for a path and the predicate's lookup must agree
+// for every one of them.
+
+/**
+ * Keys: empty, dots (leading, trailing, inside, alone), the same letter composed and decomposed
+ * (NFC and NFD are different keys), other scripts, emoji, characters of the index's item syntax,
+ * and keys long enough that a path of them passes 512 characters.
+ */
+export const KEYS = ['', '.', 'a.', '.y', 'y', 'a', 'b', 'a.b', 'café', 'cafe\u0301', 'Ключ', '🚀', ' ', '=s:', 'p:'];
+/** Keys that make a path of more than 512 characters (alone, or two of them). */
+export const LONG_KEYS = ['k'.repeat(300), 'L'.repeat(600), 'd.'.repeat(200) + 'd'];
+const KEYED_VALUES = ['emptyval', 'deepempty', 'alpha', 'Alpha', 'ß', 500, '500', true, null, 1.5];
+
+/** Logs whose metadata keys are drawn from KEYS, and with `long` from LONG_KEYS too. */
+export function keyedLog(long: boolean) {
+  const key = long ? fc.constantFrom(...KEYS, ...LONG_KEYS) : fc.constantFrom(...KEYS);
+  const { value } = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constantFrom(...KEYED_VALUES),
+      fc.array(tie('value'), { maxLength: 2 }),
+      fc.dictionary(key, tie('value'), { maxKeys: 3 }),
+    ),
+  }));
+  return fc.record({
+    timestamp: fc.integer({ min: T0, max: T1 }),
+    level: fc.constantFrom(...LEVELS),
+    message: message,
+    metadata: fc.dictionary(key, value, { minKeys: 1, maxKeys: 4 }),
+  });
+}
+
+/** A path segment as a query writes it: quoted, with `"` and `\` escaped. */
+const quote = (seg: string) => `"${seg.replace(/["\\]/g, (c) => '\\' + c)}"`;
+
+/** Every path (its keys from the root, arrays looked through) at which a log's metadata holds a value, with the value. */
+function pathsIn(meta: unknown, keys: string[] = [], out: [string[], unknown][] = []): [string[], unknown][] {
+  if (Array.isArray(meta)) for (const el of meta) pathsIn(el, keys, out);
+  else {
+    if (keys.length > 0) out.push([keys, meta]);
+    if (typeof meta === 'object' && meta !== null) for (const [k, v] of Object.entries(meta)) pathsIn(v, [...keys, k], out);
+  }
+  return out;
+}
+
+/**
+ * Queries over the paths the logs hold (so most of them match some logs): a path as its keys, or
+ * with neighbouring keys written as one dotted segment (which the language matches alike), or a
+ * path of generated keys no log may hold; with `*`, a value held there, or one of a few others.
+ */
+export function keyedQueryText(logs: readonly { metadata: unknown }[]): fc.Arbitrary<string> {
+  const held = logs.flatMap((l) => pathsIn(l.metadata));
+  const path = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...held).chain(([keys, value]) => fc.tuple(fc.constant(keys), fc.constant(value), fc.array(fc.boolean(), { minLength: keys.length, maxLength: keys.length }))) },
+    { weight: 1, arbitrary: fc.array(fc.constantFrom(...KEYS, ...LONG_KEYS), { minLength: 1, maxLength: 3 }).map((keys) => [keys, 'emptyval', keys.map(() => false)] as const) },
+  );
+  const leaf = fc.tuple(path, fc.constantFrom('*', 'held', 'held', 'emptyval', 'ALPHA', 'SS', '>=500', 'true', 'null', 'empty*', '/^deep/', '"pty"')).map(([[keys, value, joins], v]) => {
+    const segs: string[] = [];
+    keys.forEach((k, i) => (i > 0 && joins[i] ? (segs[segs.length - 1] += '.' + k) : segs.push(k)));
+    const text = v !== 'held' ? v : typeof value === 'string' ? quote(value) : typeof value === 'object' && value !== null ? '*' : String(value);
+    return `@${segs.map(quote).join('.')}:${text}`;
+  });
+  return fc.oneof(
+    { weight: 4, arbitrary: leaf },
+    { weight: 1, arbitrary: fc.tuple(leaf, fc.constantFrom(' ', ' OR ', ' AND NOT '), leaf).map(([a, op, b]) => `${a}${op}${b}`) },
+  );
+}

@@ -17,8 +17,8 @@ const LOGS = BLOCK * BLOCKS + 10; // and a tail of 10 that no summary covers
 const KILLS = 4;
 const PART_BUCKETS = 64;
 const GRAM_PART_BUCKETS = 56;
-/** Rows a filtered block keeps beside its filter's parts: its 16 slices' filters and their common one. */
-const SLICE_ROWS = 16 + 1;
+/** Rows a filtered block keeps beside its filter's parts: its 16 slices' filters, their common one, and its format. */
+const SLICE_ROWS = 16 + 1 + 1;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

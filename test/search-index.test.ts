@@ -16,7 +16,7 @@ import { parseQuery } from '../src/features/logs/query/index.js';
 import { addLogItems, type GramSet } from '../src/features/logs/blocks/items.js';
 import { blocksInRange } from '../src/features/logs/blocks/store.js';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
-import { DAY, filters, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
+import { DAY, filters, keyedLog, keyedQueryText, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
 
 const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 120);
 const SEED = process.env.LOGLANE_PROPERTY_SEED !== undefined ? Number(process.env.LOGLANE_PROPERTY_SEED) : undefined;
@@ -29,6 +29,9 @@ describeEngines('the skip index never changes an answer (differential)', (engine
   let s: TestServer;
   let owner: Account;
   const projects: { id: string }[] = [];
+  /** Logs whose metadata keys are generated (empty, dots, NFC and NFD, very long): queried by keyedQueryText. */
+  const keyed: { id: string }[] = [];
+  let keyedQueries: fc.Arbitrary<string> | undefined;
 
   beforeAll(async () => {
     s = await startServer(engine, { env: { INDEX_BLOCK_LOGS: String(BLOCK), INDEX_INTERVAL: '1h', RETENTION_DAYS_ENTERPRISE: '3650' } });
@@ -42,9 +45,23 @@ describeEngines('the skip index never changes an answer (differential)', (engine
       for (let i = 0; i < drawn.length; i += 45) expect((await ingest(s, project.apiKey, drawn.slice(i, i + 45))).status).toBe(202);
       projects.push(project);
     }
+    // Generated keys, without and with keys that make paths past 512 characters.
+    const keyedLogs: { metadata: unknown }[] = [];
+    for (const long of [false, true]) {
+      const project = await createProject(s, owner, `generated keys${long ? ', long' : ''}`);
+      const drawn = fc.sample(keyedLog(long), { numRuns: 150, seed: 2500 + Number(long) });
+      keyedLogs.push(...drawn);
+      for (let i = 0; i < drawn.length; i += 50) {
+        const res = await ingest(s, project.apiKey, drawn.slice(i, i + 50));
+        expect(res.status, res.text).toBe(202);
+        expect(res.body.rejected).toEqual([]);
+      }
+      keyed.push(project);
+    }
+    keyedQueries = keyedQueryText(keyedLogs);
     const built = await s.app.services.logs.buildIndex();
-    // 200 and 237 logs: 12 + 14 full blocks, and a tail of 8 and 13 logs left unsummarised.
-    expect(built).toBe(12 + 14);
+    // 200, 237, 150 and 150 logs: 12 + 14 + 9 + 9 full blocks, and a tail of 8, 13, 6 and 6 logs left unsummarised.
+    expect(built).toBe(12 + 14 + 9 + 9);
   });
   afterAll(async () => {
     await s?.close();
@@ -87,13 +104,14 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     return params;
   }
 
-  async function compare(label: string, numRuns: number): Promise<{ runs: number; indexed: number }> {
+  async function compare(label: string, numRuns: number, over = projects, queries = queryText, legacy = true): Promise<{ runs: number; indexed: number }> {
     let runs = 0;
     let indexed = 0;
+    const texts = queries.map((t) => ({ query: t as string | undefined, q: undefined as string | undefined }));
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 0, max: projects.length - 1 }),
-        fc.oneof({ weight: 4, arbitrary: queryText.map((t) => ({ query: t as string | undefined, q: undefined as string | undefined })) }, { weight: 2, arbitrary: fc.constantFrom(...Q_TEXTS).map((q) => ({ query: undefined as string | undefined, q: q as string | undefined })) }),
+        fc.integer({ min: 0, max: over.length - 1 }),
+        legacy ? fc.oneof({ weight: 4, arbitrary: texts }, { weight: 2, arbitrary: fc.constantFrom(...Q_TEXTS).map((q) => ({ query: undefined as string | undefined, q: q as string | undefined })) }) : texts,
         fc.option(filters, { freq: 3, nil: undefined }),
         fc.integer({ min: 2, max: 9 }),
         fc.constantFrom(undefined, 'source', '@status', 'level'),
@@ -106,7 +124,7 @@ describeEngines('the skip index never changes an answer (differential)', (engine
             }
           }
           runs++;
-          const projectId = projects[k]!.id;
+          const projectId = over[k]!.id;
           const params = paramsOf(query, q, filter ?? {}, limit);
           const scan = await walk('off', projectId, params);
           const on = await walk('on', projectId, params);
@@ -135,6 +153,34 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     // query with nothing to probe and no level or time to decide on).
     expect(indexed).toBeGreaterThan(runs * 0.5);
   }, 240_000);
+
+  it(`generated metadata keys (empty, dots, NFC and NFD, past 512 characters): the same pages and stats with the index on, all "maybe", and off (${RUNS} runs)`, async () => {
+    const { runs, indexed } = await compare('generated keys', RUNS, keyed, keyedQueries!, false);
+    expect(runs).toBeGreaterThan(RUNS * 0.6);
+    expect(indexed).toBeGreaterThan(runs * 0.5);
+  }, 240_000);
+
+  it('an empty metadata key: a summarised block holds its logs for @"":value, @"":*, @"".y:value and @"".y:* (issue 25)', async () => {
+    const project = await createProject(s, owner, 'empty key');
+    const t = T1 - DAY;
+    // Two blocks and a tail of 4: each block holds one log of each kind, the tail one more.
+    const kinds: Record<number, unknown> = { 2: { '': 'emptyval' }, 21: { '': 'emptyval' }, 33: { '': 'emptyval' }, 5: { '': { y: 'deepempty' } }, 26: { '': { y: 'deepempty' } }, 34: { '': { y: 'deepempty' } } };
+    const logs = Array.from({ length: 2 * BLOCK + 4 }, (_, i) => ({ timestamp: t + i, message: `line ${i}`, metadata: kinds[i] ?? { y: 'deepempty', x: 'emptyval' } }));
+    const res = await ingest(s, project.apiKey, logs);
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.rejected).toEqual([]);
+    expect(await s.app.services.logs.buildIndex()).toBe(2);
+    for (const [query, n] of [['@"":emptyval', 3], ['@"":*', 6], ['@"".y:deepempty', 3], ['@"".y:*', 3]] as const) {
+      const params = new URLSearchParams({ query, from: String(t - 1), limit: '50' });
+      const scan = await walk('off', project.id, params);
+      expect(JSON.parse(scan[0]!).ids, `${query}: the scan`).toHaveLength(n);
+      for (const mode of ['on', 'forced'] as const) {
+        const before = s.app.services.logs.lastIndexReport();
+        expect(await walk(mode, project.id, params), `${query}: index ${mode}`).toEqual(scan);
+        expect(s.app.services.logs.lastIndexReport(), `${query}: went through the index`).not.toBe(before);
+      }
+    }
+  });
 
   it('after logs were deleted under existing summaries, still the same pages', async () => {
     // As retention's batches do, with a cutoff inside the logs' range: blocks keep summaries of deleted logs.
@@ -293,9 +339,9 @@ describeEngines('the skip index under retention and project deletion', (engine) 
       expect(await blocks()).toEqual([1, 17, 33, 49]);
       expect(await s.app.services.logs.runRetention()).toBe(40);
       expect(await blocks()).toEqual([33, 49]);
-      // The two blocks left: each its filter (one part), its 16 slices' filters, their common filter
-      // and its gram filter (one bucket, empty: these messages have no long words).
-      expect(await blooms()).toBe(2 * (1 + 16 + 1 + 1));
+      // The two blocks left: each its filter (one part), its 16 slices' filters, their common filter,
+      // its gram filter (one bucket, empty: these messages have no long words) and its format.
+      expect(await blooms()).toBe(2 * (1 + 16 + 1 + 1 + 1));
       s.app.services.logs.setSearchIndex('forced');
       for (const [word, want] of [['needle3', []], ['needle35', []], ['item5', ['recent item5']], ['item31', ['recent item31']]] as const) {
         const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${word}&from=0`, { token: owner.accessToken });

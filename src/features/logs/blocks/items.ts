@@ -7,20 +7,21 @@
  * - `p:<path>`: a metadata path that holds a value other than null (as `@path:*` asks);
  * - `v:<path>=s:<text>`: a string (or true, false, null) at the path, folded, as `@path:value` compares;
  * - `v:<path>=#<number>`: a number at the path, as JSON numbers compare.
- * Paths are the keys from the root joined with '.', so nested objects and flat dotted keys give the
- * same item (the language matches both alike).
+ * A path's name in an item is pathName's, the one function both sides use: the keys from the root
+ * joined with '.' (so nested objects and flat dotted keys give the same item, as the language
+ * matches both alike; an empty key is a key like any other), or past MAX_PATH_CHARS a hash of that
+ * text.
  *
  * And, in a filter of their own (the block's gram filter), `g:<gram>`: sampled pieces of the
  * message's long words, for substring searches (a legacy `q`, `message:"…"`) of an id that the
  * words cannot answer (`q=c0ffee42…` may lie inside any word). See GRAM_CHARS.
  */
 import type { Node, Value, Words } from '../query/ast.js';
-import { fold, isAscii, isWordChar, scalarText } from '../query/text.js';
+import { eachWord, fold, isAscii, scalarText } from '../query/text.js';
 import { ItemSet } from './bloom.js';
 
 /** A log past these gives no items: its block says "maybe" to every probe. */
 export const MAX_ITEMS_PER_LOG = 2_000;
-const MAX_PATH_CHARS = 512;
 /** Metadata nests at most 32 levels (ingest refuses deeper); arrays nest within that too. */
 const MAX_WALK_DEPTH = 64;
 
@@ -120,21 +121,17 @@ export function gramsOf(folded: string): string[] {
   if (!isAscii(folded)) return [];
   const text = folded.slice(0, -1);
   const out = new Set<string>();
-  const re = /[A-Za-z0-9_]+/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    const word = m[0].toLowerCase();
+  eachWord(text, (from, to) => {
+    const word = text.slice(from, to).toLowerCase();
     eachGram(word, 0, word.length, (at) => {
       out.add('g:' + word.slice(at, at + GRAM_CHARS));
       return true;
     });
-  }
+  });
   return [...out];
 }
 
 export const isGram = (item: string): boolean => item.startsWith('g:');
-
-/** ASCII word characters (letters, digits, `_`): the rest of the word class needs a look at the code point. */
-const ASCII_WORD = new Uint8Array(128).map((_, c) => Number((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95));
 
 /** Where the log being summarised puts its items, and how many it gave (module state: no closure per log). */
 const NO_SINK: ItemSink = { add: () => {} };
@@ -147,40 +144,108 @@ function add(prefix: string, text: string, from?: number, to?: number): boolean 
   return ++given <= MAX_ITEMS_PER_LOG;
 }
 
+/** The text whose words are being added, and whether their grams go to gramSink (module state: no closure per text). */
+let wordText = '';
+let wordGrams = false;
+const emitWord = (from: number, to: number): boolean => {
+  if (!add('w:', wordText, from, to)) return false;
+  if (wordGrams && to - from >= GRAM_MIN_WORD && gramSink && !addGrams(wordText, from, to)) gramSink = undefined;
+  return true;
+};
+
 /**
- * Adds the words of a folded text, as wordsOf finds them (maximal runs of letters, marks, decimal
- * digits and `_`), without cutting the text up, and with `grams` the grams of its long words (to
- * gramSink); false past the cap (a gram past its own cap only ends the grams: gramSink is cleared).
+ * Adds the words of a folded text (the language's words: query/text.ts eachWord), without cutting
+ * the text up, and with `grams` the grams of its long words (to gramSink); false past the cap (a
+ * gram past its own cap only ends the grams: gramSink is cleared).
  */
 function addWords(folded: string, grams = false): boolean {
-  let start = -1;
-  for (let i = 0; i < folded.length; ) {
-    const c = folded.charCodeAt(i);
-    let width = 1;
-    let word: boolean;
-    if (c < 128) word = ASCII_WORD[c] === 1;
-    else {
-      const cp = folded.codePointAt(i)!;
-      width = cp > 0xffff ? 2 : 1;
-      word = isWordChar(String.fromCodePoint(cp));
-    }
-    if (word) {
-      if (start < 0) start = i;
-    } else if (start >= 0) {
-      if (!add('w:', folded, start, i)) return false;
-      if (grams && i - start >= GRAM_MIN_WORD && gramSink && !addGrams(folded, start, i)) gramSink = undefined;
-      start = -1;
-    }
-    i += width;
+  wordText = folded;
+  wordGrams = grams;
+  return eachWord(folded, emitWord);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Paths: one name per path, for the log's side and the query's alike.
+
+/**
+ * Past this many characters (UTF-16 units) a path's name is a hash of its text: a long path costs
+ * its own items a hash (a rare false "maybe"), never the block its filter.
+ */
+export const MAX_PATH_CHARS = 512;
+
+/** A path too long to name by its text: its text so far, hashed (two 32-bit lanes) and counted. */
+interface LongPath {
+  readonly a: number;
+  readonly b: number;
+  readonly n: number;
+}
+
+/**
+ * A metadata path as the index names it, built key by key from ROOT (no key yet): the keys joined
+ * with '.' while that text is at most MAX_PATH_CHARS long, a LongPath of that same text past it.
+ * ROOT is not the path of the empty key ('').
+ */
+export type PathName = string | LongPath | typeof ROOT;
+export const ROOT = null;
+
+/** LongPath's mixing (MurmurHash3's, as bloom.ts), over `text`'s UTF-16 units, after `h`'s. */
+function hashOn(h: LongPath, text: string): LongPath {
+  let { a, b } = h;
+  for (let i = 0; i < text.length; i++) {
+    let k = Math.imul(text.charCodeAt(i), 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    a ^= k;
+    a = (a << 13) | (a >>> 19);
+    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
+    b ^= k;
+    b = (b << 13) | (b >>> 19);
+    b = (Math.imul(b, 5) + 0xe6546b64) | 0;
   }
-  if (start < 0) return true;
-  if (grams && folded.length - start >= GRAM_MIN_WORD && gramSink && !addGrams(folded, start, folded.length)) gramSink = undefined;
-  return add('w:', folded, start, folded.length);
+  return { a, b, n: h.n + text.length };
+}
+
+const LONG_START: LongPath = { a: 0x3c6ef372, b: 0x2545f491, n: 0 };
+
+/**
+ * The path of key `key` inside the path `parent`: the one step both sides take, so that a log's
+ * path and a query's path whose keys joined with '.' are the same text have the same name, however
+ * that text was cut into keys (nested objects, flat dotted keys, empty keys) and however long.
+ */
+export function childPath(parent: PathName, key: string): PathName {
+  if (parent === ROOT) return key.length <= MAX_PATH_CHARS ? key : hashOn(LONG_START, key);
+  if (typeof parent === 'string') {
+    if (parent.length + 1 + key.length <= MAX_PATH_CHARS) return parent + '.' + key;
+    return hashOn(hashOn(hashOn(LONG_START, parent), '.'), key);
+  }
+  return hashOn(hashOn(parent, '.'), key);
+}
+
+/** The name of a query's path (its segments, as parsed): the keys' steps from ROOT. */
+export function pathOf(segments: readonly string[]): PathName {
+  let path: PathName = ROOT;
+  for (const seg of segments) path = childPath(path, seg);
+  return path;
+}
+
+/** The text of a path's name in items (not ROOT). A LongPath's starts with U+0000 and '#'. */
+export function pathText(path: Exclude<PathName, typeof ROOT>): string {
+  if (typeof path === 'string') return path;
+  const mix = (h: number) => {
+    h ^= path.n;
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    return (h >>> 0).toString(16).padStart(8, '0');
+  };
+  return `\u0000#${mix(path.a)}${mix(path.b)}:${path.n}`;
 }
 
 /** The metadata walk's stack, as three parallel arrays kept between logs: no tuple per value. */
 const walkValues: unknown[] = [];
-const walkPaths: string[] = [];
+const walkPaths: PathName[] = [];
 const walkDepths: number[] = [];
 
 const sinkOf = (out: ItemSet | Set<string>): ItemSink => (out instanceof ItemSet ? out : { add: (prefix, text, from = 0, to = text.length) => void out.add(prefix + text.slice(from, to)) });
@@ -188,8 +253,8 @@ const sinkOf = (out: ItemSet | Set<string>): ItemSink => (out instanceof ItemSet
 /**
  * Adds a log's items to `out` (an ItemSet: the builder's; or a set of the items' texts), and with
  * `grams` its message's grams to grams.items (grams.complete turns false when the log gives too
- * many). Returns false when the log cannot be summarised within the limits (too many items, a path
- * too long, metadata that is not JSON): the caller then keeps no filter.
+ * many). Returns false when the log cannot be summarised within the limits (too many items, metadata
+ * nested too deep, metadata that is not JSON): the caller then keeps no filter.
  */
 export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>, grams?: GramSet): boolean {
   sink = sinkOf(out);
@@ -207,6 +272,7 @@ export function addLogItems(log: IndexedLog, out: ItemSet | Set<string>, grams?:
     sink = NO_SINK;
     gramSink = undefined;
     gramText = '';
+    wordText = '';
   }
 }
 
@@ -220,17 +286,18 @@ function addMetadataItems(metadata: string): boolean {
   }
   walkValues.length = walkPaths.length = walkDepths.length = 0;
   walkValues.push(meta);
-  walkPaths.push('');
+  walkPaths.push(ROOT);
   walkDepths.push(0);
   while (walkValues.length > 0) {
     const v = walkValues.pop();
     const path = walkPaths.pop()!;
     const depth = walkDepths.pop()!;
     if (v === undefined) continue;
-    if (depth > MAX_WALK_DEPTH || path.length > MAX_PATH_CHARS) return false;
+    if (depth > MAX_WALK_DEPTH) return false;
+    const name = path === ROOT ? undefined : pathText(path);
     // null equals `@path:null` but does not exist for `@path:*`.
     if (v === null) {
-      if (path !== '' && !add(`v:${path}=s:`, 'null')) return false;
+      if (name !== undefined && !add(`v:${name}=s:`, 'null')) return false;
       continue;
     }
     if (Array.isArray(v)) {
@@ -241,12 +308,12 @@ function addMetadataItems(metadata: string): boolean {
       }
       continue;
     }
-    if (path !== '' && !add('p:', path)) return false;
+    if (name !== undefined && !add('p:', name)) return false;
     if (typeof v === 'object') {
       // JSON.parse makes plain objects: every enumerable key is the object's own.
       for (const k in v) {
         walkValues.push((v as Record<string, unknown>)[k]);
-        walkPaths.push(path === '' ? k : path + '.' + k);
+        walkPaths.push(childPath(path, k));
         walkDepths.push(depth + 1);
       }
       continue;
@@ -255,7 +322,7 @@ function addMetadataItems(metadata: string): boolean {
     if (text === undefined) continue;
     const folded = fold(text);
     if (!addWords(folded)) return false;
-    if (path !== '' && !(typeof v === 'number' ? add(`v:${path}=#`, String(v)) : add(`v:${path}=s:`, folded))) return false;
+    if (name !== undefined && !(typeof v === 'number' ? add(`v:${name}=#`, String(v)) : add(`v:${name}=s:`, folded))) return false;
   }
   return true;
 }
@@ -267,7 +334,8 @@ function addMetadataItems(metadata: string): boolean {
 export type Need =
   | { kind: 'maybe' }
   | { kind: 'none' }
-  | { kind: 'item'; item: string }
+  /** `since`: only filters of that format or later (rows.ts INDEX_FORMAT) can say the item is absent. */
+  | { kind: 'item'; item: string; since?: number }
   | { kind: 'levels'; mask: number }
   | { kind: 'time'; from: number | undefined; to: number | undefined }
   | { kind: 'and'; children: Need[] }
@@ -288,7 +356,7 @@ function or(children: Need[]): Need {
   return kept.length === 0 ? { kind: 'none' } : kept.length === 1 ? kept[0]! : { kind: 'or', children: kept };
 }
 
-const itemNeed = (item: string): Need => ({ kind: 'item', item });
+const itemNeed = (item: string, since?: number): Need => (since === undefined ? { kind: 'item', item } : { kind: 'item', item, since });
 
 /**
  * The words a text that contains `folded` (ASCII) as a substring must hold whole: those with a
@@ -298,10 +366,9 @@ const itemNeed = (item: string): Need => ({ kind: 'item', item });
 function interiorWords(folded: string): string[] {
   if (!isAscii(folded)) return [];
   const out: string[] = [];
-  const re = /[A-Za-z0-9_]+/g;
-  for (let m = re.exec(folded); m; m = re.exec(folded)) {
-    if (m.index > 0 && m.index + m[0].length < folded.length) out.push(m[0].toLowerCase());
-  }
+  eachWord(folded, (from, to) => {
+    if (from > 0 && to < folded.length) out.push(folded.slice(from, to).toLowerCase());
+  });
   return out;
 }
 
@@ -353,12 +420,14 @@ function valueNeed(field: Extract<Node, { kind: 'field' }>['field'], v: Value): 
       if (v.kind === 'exact') return itemNeed('s:' + fold(v.text));
       return MAYBE;
     case 'meta': {
-      const path = field.path.join('.');
-      const present = itemNeed('p:' + path);
+      const path = pathText(pathOf(field.path) ?? '');
+      // Filters of format 1 named a path whose first key is empty otherwise (rows.ts INDEX_FORMAT).
+      const since = field.path[0] === '' ? 2 : undefined;
+      const present = itemNeed('p:' + path, since);
       switch (v.kind) {
         case 'eq':
           if (v.glob) return present;
-          return or([itemNeed(`v:${path}=s:${v.folded}`), ...(v.number !== undefined ? [itemNeed(`v:${path}=#${String(v.number)}`)] : [])]);
+          return or([itemNeed(`v:${path}=s:${v.folded}`, since), ...(v.number !== undefined ? [itemNeed(`v:${path}=#${String(v.number)}`, since)] : [])]);
         case 'exists':
         case 'range':
         case 'regex':
@@ -422,6 +491,8 @@ export interface BlockFacts {
   minTs: number;
   maxTs: number;
   levelMask: number;
+  /** The format its filter was built in (rows.ts INDEX_FORMAT); 1 when not given. */
+  format?: number;
 }
 
 /**
@@ -435,7 +506,7 @@ export function blockMay(need: Need, b: BlockFacts, mayHold: ((item: string) => 
     case 'none':
       return false;
     case 'item':
-      return mayHold === undefined || mayHold(need.item);
+      return mayHold === undefined || (need.since !== undefined && (b.format ?? 1) < need.since) || mayHold(need.item);
     case 'levels':
       return (need.mask & b.levelMask) !== 0;
     case 'time':

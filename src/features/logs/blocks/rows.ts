@@ -37,6 +37,16 @@ export function sliceSpan(first: number, last: number, i: number): { first: numb
 export const GRAM_PART = 1_000_000;
 export const GRAM_PART_BUCKETS = 56;
 
+/**
+ * The summary's format, kept as the one byte of the filter row at part FORMAT_PART (a block without
+ * that row is of format 1). Format 2 names a path whose first key is empty as every other path
+ * (items.ts pathOf), where format 1 took the empty key for no key at all: a format-1 filter cannot
+ * say "no" to such a path (items.ts Need `since`). Blocks without a filter keep no format row: they
+ * say "maybe" to every item anyway.
+ */
+export const INDEX_FORMAT = 2;
+export const FORMAT_PART = 2_000_000;
+
 /** What a summary says of its block apart from its filter. */
 export interface BlockSpan {
   firstSeq: number;
@@ -73,6 +83,7 @@ export function summaryRows(projectId: string, s: Summary, builtAt: number): { b
     const partBytes = partBuckets * BUCKET_BYTES;
     for (let p = 0; p * partBytes < bloom.bytes.length; p++) blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: first + p, bits: bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
   };
+  blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: FORMAT_PART, bits: Uint8Array.of(INDEX_FORMAT) });
   parts(s.bloom, 0, PART_BUCKETS);
   if (grams) parts(grams, GRAM_PART, GRAM_PART_BUCKETS);
   if (s.slices) {

@@ -29,16 +29,70 @@ export function fold(s: string): string {
  */
 export const FOLDS_TO_ASCII = /[\u0130\u212a\u037e\u1fef]/;
 
-const WORDS = /[\p{L}\p{M}\p{Nd}_]+/gu;
-const WORD_CHAR = /^[\p{L}\p{M}\p{Nd}_]$/u;
+/**
+ * The language's one definition of a word character: a Unicode letter, mark or decimal digit, or
+ * `_`. Everything that splits text into words (the predicate's wordsOf, the parser's terms, the
+ * skip index's items) goes through isWordCodePoint and eachWord, so a word the index records is
+ * exactly a word a query asks for.
+ */
+const WORD_CLASS = /^[\p{L}\p{M}\p{Nd}_]$/u;
+/** ASCII word characters (letters, digits, `_`). */
+const ASCII_WORD = new Uint8Array(128).map((_, c) => Number((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95));
+/** WORD_CLASS's answer per BMP code point, learnt as met: 0 not yet asked, 1 a word character, 2 not. */
+const BMP_WORD = new Uint8Array(0x10000);
 
-/** The words of a folded text: maximal runs of letters, marks, decimal digits and `_`. */
-export function wordsOf(folded: string): string[] {
-  return folded.match(WORDS) ?? [];
+/** Whether a code point is a word character (a lone surrogate is not). */
+export function isWordCodePoint(cp: number): boolean {
+  if (cp < 128) return ASCII_WORD[cp] === 1;
+  if (cp < 0x10000) {
+    let known = BMP_WORD[cp]!;
+    if (known === 0) BMP_WORD[cp] = known = WORD_CLASS.test(String.fromCharCode(cp)) ? 1 : 2;
+    return known === 1;
+  }
+  return WORD_CLASS.test(String.fromCodePoint(cp));
 }
 
+/**
+ * The one word splitter: calls `emit(from, to)` for each word of `text` (a maximal run of word
+ * characters, as UTF-16 offsets), left to right, without cutting the text up; stops when `emit`
+ * returns false, and then returns false. Words are compared folded: pass a folded text (fold()).
+ */
+export function eachWord(text: string, emit: (from: number, to: number) => boolean | void): boolean {
+  let start = -1;
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    let width = 1;
+    let word: boolean;
+    if (c < 128) word = ASCII_WORD[c] === 1;
+    else {
+      const cp = text.codePointAt(i)!;
+      if (cp > 0xffff) width = 2;
+      word = isWordCodePoint(cp);
+    }
+    if (word) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      if (emit(start, i) === false) return false;
+      start = -1;
+    }
+    i += width;
+  }
+  return start < 0 || emit(start, text.length) !== false;
+}
+
+/** The words of a folded text: maximal runs of letters, marks, decimal digits and `_` (eachWord's). */
+export function wordsOf(folded: string): string[] {
+  const out: string[] = [];
+  eachWord(folded, (from, to) => {
+    out.push(folded.slice(from, to));
+  });
+  return out;
+}
+
+/** Whether `c` is one code point, and a word character. */
 export function isWordChar(c: string): boolean {
-  return WORD_CHAR.test(c);
+  const cp = c.codePointAt(0);
+  return cp !== undefined && c.length === (cp > 0xffff ? 2 : 1) && isWordCodePoint(cp);
 }
 
 export const isAscii = (s: string): boolean => ASCII_ONLY.test(s);
