@@ -213,6 +213,37 @@ describe('the ingest queue', () => {
     expect(await again).not.toBeNull();
   });
 
+  it('no batch larger than maxBatchBytes is taken, even alone in an empty queue: 413, and check() says so before the logs are built', async () => {
+    const g = gatedWriter();
+    const q = new IngestQueue(g.writer, options({ maxQueuedBytes: 1000, maxBytesPerCommit: 100 }));
+    // Twice a commit or twice the body limit, never more than the whole queue.
+    expect(q.maxBatchBytes).toBe(1000);
+    expect(new IngestQueue(g.writer, options({ maxQueuedBytes: 1e9, maxBytesPerCommit: 16 * 1048576 })).maxBatchBytes).toBe(32 * 1048576);
+    expect(new IngestQueue(g.writer, options({ maxQueuedBytes: 1e9, maxBytesPerCommit: 1048576 })).maxBatchBytes).toBe(10 * 1048576);
+    expect(new IngestQueue(g.writer, options({ maxQueuedBytes: 1e9, maxBytesPerBatch: 5000 })).maxBatchBytes).toBe(5000);
+    expect([q.queuedLogs, q.queuedBytes]).toEqual([0, 0]);
+    await expect(q.submit(batch(2, 'proj_a', 501))).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(() => q.check('proj_a', 2, 1001)).toThrow(expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }));
+    expect([q.queuedLogs, q.queuedBytes]).toEqual([0, 0]);
+    expect(g.calls).toEqual([]);
+    // At the bound it goes (alone, as before).
+    const fits = q.submit(batch(2, 'proj_a', 500));
+    g.release();
+    expect(await fits).not.toBeNull();
+  });
+
+  it('check() refuses as submit would (429 over a project\'s share, 503 past the queue) without queueing anything', async () => {
+    const g = gatedWriter();
+    const q = new IngestQueue(g.writer, options({ maxQueuedLogs: 100, maxQueuedBytes: 10_000, projectShare: 0.25 }));
+    const first = q.submit(batch(20, 'proj_a'));
+    expect(() => q.check('proj_a', 6, 0)).toThrow(expect.objectContaining({ code: 'RATE_LIMITED', retryAfter: 1 }));
+    expect(() => q.check('proj_b', 81, 0)).toThrow(expect.objectContaining({ code: 'OVERLOADED', retryAfter: 1 }));
+    q.check('proj_b', 25, 2500);
+    expect(q.queuedLogs).toBe(20);
+    g.release();
+    await first;
+  });
+
   it('a check given to shedWhen refuses a project (429) or everyone (503)', async () => {
     const g = gatedWriter();
     const q = new IngestQueue(g.writer, options());

@@ -1,5 +1,6 @@
 import { AppError } from '../../errors.js';
 import { IngestAdmission, type Admitted } from './admission.js';
+import { MAX_BODY_BYTES } from './body.js';
 import type { LogRow } from './normalise.js';
 import type { Batch, CommitResult, LogWriter } from './writer.js';
 
@@ -20,6 +21,13 @@ export interface IngestQueueOptions {
   /** The most logs, and bytes of logs, one commit takes; a lone larger batch still goes alone. */
   maxLogsPerCommit: number;
   maxBytesPerCommit: number;
+  /**
+   * The most bytes of logs one batch (one request's logs) may come to, even alone: past it, 413.
+   * Default: twice a commit's bytes or twice the 5 MiB body limit, whichever is more (a body's logs
+   * can be larger than the body: OTLP copies resource attributes into every record), and never more
+   * than maxQueuedBytes.
+   */
+  maxBytesPerBatch?: number;
   /** The part of `maxQueuedLogs` and of `maxQueuedBytes` one project may hold; past it, that project gets 429. Default 1/4. */
   projectShare?: number;
   /**
@@ -67,7 +75,10 @@ const LOOK_AHEAD = 256;
  * Bounds, each with Retry-After: one project holding more than its share of the queue's logs or
  * bytes gets 429 RATE_LIMITED (it cannot fill the queue for everyone else); past the whole queue's
  * logs or bytes, or while work that follows the commit is too far behind, 503 OVERLOADED. A lone
- * batch is always let in when nothing of its kind waits, so a request larger than a bound can pass.
+ * batch is let in when nothing of its kind waits, so a request larger than a bound can pass; but
+ * never one of more than maxBatchBytes (413 PAYLOAD_TOO_LARGE, whatever waits): one request's logs
+ * can be far larger than its body (OTLP's resource attributes are copied into every record), and
+ * the commit holds them all in memory at once, on SQLite in the writer thread's small heap.
  *
  * A commit of several batches that fails is retried batch by batch, each in its own transaction,
  * so a batch that the database refuses fails alone and never takes the others with it; unless the
@@ -83,6 +94,7 @@ export class IngestQueue {
   #behind: ((projectId: string) => Shed)[] = [];
   readonly #shareLogs: number;
   readonly #shareBytes: number;
+  readonly #maxBatchBytes: number;
   readonly #admission: IngestAdmission;
 
   constructor(
@@ -92,6 +104,7 @@ export class IngestQueue {
     const share = options.projectShare ?? 0.25;
     this.#shareLogs = Math.max(1, Math.floor(options.maxQueuedLogs * share));
     this.#shareBytes = Math.max(1, Math.floor(options.maxQueuedBytes * share));
+    this.#maxBatchBytes = Math.min(options.maxQueuedBytes, options.maxBytesPerBatch ?? Math.max(2 * options.maxBytesPerCommit, 2 * MAX_BODY_BYTES));
     this.#admission = new IngestAdmission({ perProjectBytes: options.maxInFlightBytesPerProject ?? options.maxBytesPerCommit, totalBytes: options.maxQueuedBytes });
   }
 
@@ -122,25 +135,46 @@ export class IngestQueue {
     return { logs: this.#shareLogs, bytes: this.#shareBytes };
   }
 
+  /** The most bytes of logs one batch may come to, whatever else waits: a larger one is refused (413). */
+  get maxBatchBytes(): number {
+    return this.#maxBatchBytes;
+  }
+
   /** Also refuses new batches while `check` says work that follows the commit is too far behind (for everyone, or for that project). */
   shedWhen(check: (projectId: string) => Shed): void {
     this.#behind.push(check);
+  }
+
+  /**
+   * Throws what submit would refuse a batch of `logs` logs and `bytes` bytes of logs for the project
+   * with, now: 413 past maxBatchBytes, 429 over the project's share (or its work after the commit
+   * too far behind), 503 past the queue's bounds. For a request to be refused before its logs are
+   * normalised (with what it will at least hold), and while they are (with what they hold so far).
+   */
+  check(projectId: string, logs: number, bytes: number): void {
+    if (bytes > this.#maxBatchBytes) throw tooLarge(this.#maxBatchBytes);
+    const mine = this.#perProject.get(projectId);
+    if (mine !== undefined && (mine.logs + logs > this.#shareLogs || mine.bytes + bytes > this.#shareBytes)) throw overShare('more logs waiting to be stored than its share of the ingest queue');
+    for (const check of this.#behind) {
+      const verdict = check(projectId);
+      if (verdict === 'project') throw overShare('more logs waiting for alert evaluation than its share');
+      if (verdict === 'all') throw overloaded();
+    }
+    if ((this.#queuedLogs > 0 && this.#queuedLogs + logs > this.options.maxQueuedLogs) || (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.options.maxQueuedBytes)) {
+      throw overloaded();
+    }
   }
 
   /** Resolves once the batch is durably committed (with where it went), or with null if the project is gone. */
   submit(batch: Batch): Promise<CommitResult | null> {
     const logs = batch.rows.length;
     const bytes = batchBytes(batch.rows);
+    try {
+      this.check(batch.projectId, logs, bytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const mine = this.#perProject.get(batch.projectId);
-    if (mine !== undefined && (mine.logs + logs > this.#shareLogs || mine.bytes + bytes > this.#shareBytes)) return overShare('more logs waiting to be stored than its share of the ingest queue');
-    for (const check of this.#behind) {
-      const verdict = check(batch.projectId);
-      if (verdict === 'project') return overShare('more logs waiting for alert evaluation than its share');
-      if (verdict === 'all') return overloaded();
-    }
-    if ((this.#queuedLogs > 0 && this.#queuedLogs + logs > this.options.maxQueuedLogs) || (this.#queuedBytes > 0 && this.#queuedBytes + bytes > this.options.maxQueuedBytes)) {
-      return overloaded();
-    }
     this.#queuedLogs += logs;
     this.#queuedBytes += bytes;
     if (mine === undefined) this.#perProject.set(batch.projectId, { logs, bytes });
@@ -281,10 +315,16 @@ export function databaseUnavailable(err: unknown): boolean {
 }
 
 /** 429 for one project over its share; `what` says which backlog (storing, or the work after it). */
-function overShare(what: string): Promise<never> {
-  return Promise.reject(new AppError('RATE_LIMITED', `This project has ${what}; retry after the delay in Retry-After.`, { retryAfter: 1 }));
+function overShare(what: string): AppError {
+  return new AppError('RATE_LIMITED', `This project has ${what}; retry after the delay in Retry-After.`, { retryAfter: 1 });
 }
 
-function overloaded(): Promise<never> {
-  return Promise.reject(new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 }));
+function overloaded(): AppError {
+  return new AppError('OVERLOADED', 'Ingestion is at capacity; retry after the delay in Retry-After.', { retryAfter: 1 });
+}
+
+/** 413 for a batch that could never be taken: retrying it cannot help, splitting it can. */
+export function tooLarge(maxBytes: number): AppError {
+  const mib = Math.round((maxBytes / 1048576) * 10) / 10;
+  return new AppError('PAYLOAD_TOO_LARGE', `This request's logs come to more than ${mib.toLocaleString('en')} MiB once read (OTLP resource and scope attributes count once for every record that carries them); split it into smaller batches.`);
 }
