@@ -1,7 +1,12 @@
 import { AppError } from '../../errors.js';
 
-/** A request's claim on the in-flight budget: resized once its body is decoded, released when it is answered. */
+/**
+ * A request's claim on the in-flight budget: resized once its body is decoded, grown while its logs
+ * are built when they come to more than its body (ingest.ts), released when it is answered.
+ */
 export interface Admitted {
+  /** The bytes claimed now. */
+  readonly bytes: number;
   /** Changes the claim to `bytes` (the decoded body); growing past a bound refuses as admit() does. */
   resize(bytes: number): void;
   /** Gives the claim back; later calls do nothing. */
@@ -36,6 +41,9 @@ export class IngestAdmission {
     let held = bytes;
     let released = false;
     return {
+      get bytes() {
+        return released ? 0 : held;
+      },
       resize: (to: number) => {
         if (released || to === held) return;
         if (to > held) this.#check(projectId, held, to);

@@ -42,7 +42,15 @@ const clean = (s: string) => {
   return formed.includes('\u0000') ? formed.replace(NUL, '\ufffd') : formed;
 };
 
-const TOO_BIG = 'metadata is larger than 64 KiB serialised';
+export const TOO_BIG = 'metadata is larger than 64 KiB serialised';
+
+/**
+ * What checking logs cost, for a caller that bounds it: `work` grows by the characters a log's
+ * checks walked (its metadata's serialised size, up to where the walk stopped) and its message.
+ */
+export interface NormaliseMeter {
+  work: number;
+}
 
 /**
  * Why metadata cannot be stored, found before it is serialised: nested more than
@@ -52,9 +60,14 @@ const TOO_BIG = 'metadata is larger than 64 KiB serialised';
  * bracket) passes the size limit, so a large or deep value costs no more than the limits allow; the
  * exact size is checked on the serialised text.
  */
-function metadataProblem(value: unknown): string | undefined {
+function metadataProblem(value: unknown, meter?: NormaliseMeter): string | undefined {
   let bytes = 0;
-  const walk = (v: unknown, levels: number): string | undefined => {
+  try {
+    return walk(value, MAX_METADATA_DEPTH);
+  } finally {
+    if (meter) meter.work += bytes;
+  }
+  function walk(v: unknown, levels: number): string | undefined {
     if (typeof v === 'string') bytes += v.length + 2;
     else if (typeof v === 'number' || typeof v === 'boolean') bytes += 1;
     else if (v === null) bytes += 4;
@@ -80,8 +93,7 @@ function metadataProblem(value: unknown): string | undefined {
       }
     }
     return bytes > MAX_METADATA_BYTES ? TOO_BIG : undefined;
-  };
-  return walk(value, MAX_METADATA_DEPTH);
+  }
 }
 
 /** UTF-8 takes at most 3 bytes per UTF-16 unit, so most strings need no byte count at all. */
@@ -117,7 +129,7 @@ function parseTimestamp(value: unknown, receivedAt: number): number | string {
  * `timestamp` (pino writes those), and `log` for a message when there is none (Docker, Fluent Bit);
  * other top-level fields join `metadata`.
  */
-export function normaliseLog(input: unknown, receivedAt: number): Normalised {
+export function normaliseLog(input: unknown, receivedAt: number, meter?: NormaliseMeter): Normalised {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, message: 'a log must be a JSON object' };
   const log = input as Record<string, unknown>;
 
@@ -126,6 +138,7 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
   const message = fromLog ? log.log : (log.message ?? log.msg);
   if (message === undefined || message === null) return { ok: false, message: 'message is required' };
   if (typeof message !== 'string') return { ok: false, message: 'message must be a string' };
+  if (meter) meter.work += message.length;
   if (tooLong(message, MAX_MESSAGE_BYTES)) return { ok: false, message: 'message is longer than 64 KiB' };
 
   const ts = parseTimestamp(log.timestamp ?? log.time, receivedAt);
@@ -162,11 +175,11 @@ export function normaliseLog(input: unknown, receivedAt: number): Normalised {
     // Object.entries/fromEntries copy own properties only, so a "__proto__" key stays plain data.
     const entries = [...Object.entries(log).filter(([k]) => !known(k)), ...Object.entries((meta as Record<string, unknown> | undefined) ?? {})];
     const merged = Object.fromEntries(entries);
-    const problem = metadataProblem(merged);
+    const problem = metadataProblem(merged, meter);
     if (problem) return { ok: false, message: problem };
     metadata = JSON.stringify(merged);
   } else if (meta !== undefined && meta !== null) {
-    const problem = metadataProblem(meta);
+    const problem = metadataProblem(meta, meter);
     if (problem) return { ok: false, message: problem };
     metadata = JSON.stringify(meta);
     if (metadata === '{}') metadata = null;

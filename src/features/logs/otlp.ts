@@ -12,7 +12,7 @@ import protobuf from 'protobufjs';
 import { AppError } from '../../errors.js';
 import { parseLevel } from './levels.js';
 import { MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
-import { MAX_METADATA_DEPTH, TOO_DEEP } from './normalise.js';
+import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, TOO_BIG, TOO_DEEP } from './normalise.js';
 
 /** The messages of opentelemetry/proto/collector/logs/v1 this receiver reads and writes. */
 const PROTO = `
@@ -199,6 +199,8 @@ export function toLogItems(request: OtlpRequest): BodyItem[] {
     // Resource and scope attributes too deep for metadata refuse every record that carries them.
     const resource = deepOr(() => attributes(isObject(rl.resource) ? rl.resource.attributes : undefined));
     const serviceName = resource !== undefined && typeof resource['service.name'] === 'string' ? (resource['service.name'] as string) : undefined;
+    // Every record's metadata holds the resource (and its scope): sized once here, not per record.
+    const resourceChars = resource === undefined || Object.keys(resource).length === 0 ? 0 : JSON.stringify(resource).length + '"resource":'.length;
     for (const sl of list<unknown>(rl.scopeLogs, 'scopeLogs')) {
       if (!isObject(sl)) continue;
       const s = isObject(sl.scope) ? sl.scope : undefined;
@@ -206,12 +208,16 @@ export function toLogItems(request: OtlpRequest): BodyItem[] {
       const version = typeof s?.version === 'string' && s.version ? s.version : undefined;
       const scopeAttributes = deepOr(() => attributes(s?.attributes));
       const scope = scopeAttributes !== undefined && (name || version) ? { name, version, ...(Object.keys(scopeAttributes).length ? { attributes: scopeAttributes } : {}) } : undefined;
+      // Attributes shared by every record of this scope that alone pass the metadata limit refuse
+      // each record at once, instead of each record's check walking them again.
+      const sharedTooBig = resourceChars + (scope ? JSON.stringify(scope).length + '"scope":'.length : 0) + 2 > MAX_METADATA_BYTES;
       for (const record of list<unknown>(sl.logRecords, 'logRecords')) {
         if (items.length === MAX_LOGS_PER_REQUEST) {
           throw new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} log records; split the export into smaller batches.`);
         }
         if (!isObject(record)) items.push({ error: 'a log record must be an object' });
         else if (resource === undefined || scopeAttributes === undefined) items.push({ error: TOO_DEEP });
+        else if (sharedTooBig) items.push({ error: TOO_BIG });
         else items.push(deepOr(() => toLogItem(record as OtlpLogRecord, resource, serviceName, scope)) ?? { error: TOO_DEEP });
       }
     }

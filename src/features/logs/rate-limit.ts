@@ -37,6 +37,17 @@ export class IngestRateLimiter {
     if (this.#buckets.size > 100_000) this.#prune(t);
   }
 
+  /**
+   * Gives back `n` logs' worth taken for a request that stored fewer (logs it refused, or nothing
+   * when it failed before its commit), up to the bucket's capacity.
+   */
+  give(projectId: string, plan: string, n: number): void {
+    const rate = Object.hasOwn(this.rates, plan) ? this.rates[plan]! : 0;
+    const bucket = this.#buckets.get(projectId);
+    if (rate <= 0 || n <= 0 || bucket === undefined) return;
+    bucket.tokens = Math.min(Math.max(rate * 2, 10_000), bucket.tokens + n);
+  }
+
   /** Forgets buckets that have been full for a while. */
   #prune(t: number): void {
     for (const [id, b] of this.#buckets) if (t - b.at > 60_000) this.#buckets.delete(id);
