@@ -172,7 +172,7 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
     }, async (request, reply) => {
       const key = idempotencyKey(request);
       const items = request.body as unknown as BodyItem[];
-      const { result, replayed } = await counted(metrics, 'logs', items.length, logs.ingest(request.projectId, request.plan, items, key === undefined ? undefined : { key, bodyHash: request.bodyHash }));
+      const { result, replayed } = await counted(metrics, 'logs', items.length, logs.ingest(request.projectId, request.plan, items, key === undefined ? undefined : { key, bodyHash: request.bodyHash }, request.admitted));
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(202).send(result);
     });
@@ -303,7 +303,7 @@ export function otlpRoutes(deps: { logs: LogsService; projects: ProjectsService;
       let errorMessage = '';
       if (items.length > 0) {
         try {
-          const { result } = await counted(metrics, 'otlp', items.length, logs.ingest(request.projectId, request.plan, items, undefined));
+          const { result } = await counted(metrics, 'otlp', items.length, logs.ingest(request.projectId, request.plan, items, undefined, request.admitted));
           rejected = result.rejected.length;
           errorMessage = summarise(result.rejected);
         } catch (err) {
