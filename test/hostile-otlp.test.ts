@@ -116,6 +116,28 @@ describeEngines('hostile OTLP', (engine) => {
     expect(await logCount(s, attacker, ap.id)).toBe(541);
   }, 120_000);
 
+  it('twelve concurrent exports of 31 MB of logs each (540 records under a 57 KB resource) build no more at once than the project\'s in-flight share: heap growth stays under 256 MB, each is stored or refused with Retry-After, the bystander is unharmed', async () => {
+    const attacker = await signup(s);
+    const ap = await createProject(s, attacker, 'concurrent amplifier');
+    const victim = await signup(s);
+    const vp = await createProject(s, victim, 'bystander');
+    const body = amplifying(540, 57);
+
+    const { result, report } = await beside(s, vp.apiKey, () => peakHeapDuring(() => Promise.all(Array.from({ length: 12 }, () => postOtlp(s, ap.apiKey, body)))), { label: 'OTLP amplification, 12 concurrent exports', minMs: 3000 });
+    const statuses = result.result.map((r) => r.status);
+    console.log(`[hostile ${engine}] OTLP concurrent amplification: statuses ${statuses.join(', ')}, heap growth ${result.growthMb} MB`);
+
+    for (const answer of result.result) {
+      expect([200, 429, 503]).toContain(answer.status);
+      if (answer.status !== 200) expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+    }
+    expect(result.growthMb).toBeLessThan(HEAP_GROWTH_BOUND_MB);
+    expectUnharmed(report);
+    expect(await logCount(s, victim, vp.id)).toBe(report.acknowledgedLogs);
+    // Exactly the exports answered 200 were stored, whole.
+    expect(await logCount(s, attacker, ap.id)).toBe(540 * statuses.filter((st) => st === 200).length);
+  }, 120_000);
+
   it('an export the plan\'s rate refuses (429) is refused before any of its records is normalised', async () => {
     const attacker = await signup(s);
     const ap = await createProject(s, attacker, 'over its rate');
