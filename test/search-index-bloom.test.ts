@@ -6,9 +6,10 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { bucketMayHold, buildBloom, buildSliceBlooms, COMMON_IN_SLICES, hashItem, ItemSet } from '../src/features/logs/blocks/bloom.js';
-import { addLogItems, GRAM_MIN_WORD, gramsOf, MAX_GRAMS_PER_LOG, type GramSet } from '../src/features/logs/blocks/items.js';
-import { fold, wordsOf } from '../src/features/logs/query/text.js';
-import { randomLog } from './query-arbitraries.js';
+import { addLogItems, GRAM_MIN_WORD, gramsOf, MAX_GRAMS_PER_LOG, MAX_PATH_CHARS, needOf, pathOf, pathText, ROOT, type GramSet } from '../src/features/logs/blocks/items.js';
+import { parseQuery } from '../src/features/logs/query/index.js';
+import { eachWord, fold, isWordChar, wordsOf } from '../src/features/logs/query/text.js';
+import { KEYS, LONG_KEYS, randomLog } from './query-arbitraries.js';
 
 /** MurmurHash3 (32 bits) over UTF-16 code units, as the filter has hashed items from the start. */
 function reference(s: string, seed: number): number {
@@ -133,6 +134,71 @@ it('takes the words of a text as wordsOf does', () => {
     }),
     { numRuns: 3000 },
   );
+});
+
+it('has one definition of a word: wordsOf, eachWord and isWordChar are the word class /[\\p{L}\\p{M}\\p{Nd}_]/u, for every BMP code point', () => {
+  const WORDS = /[\p{L}\p{M}\p{Nd}_]+/gu;
+  const ONE = /^[\p{L}\p{M}\p{Nd}_]$/u;
+  for (let cp = 0; cp < 0x10000; cp++) {
+    const c = String.fromCharCode(cp);
+    if (isWordChar(c) !== ONE.test(c)) throw new Error(`U+${cp.toString(16)}: isWordChar says ${isWordChar(c)}`);
+  }
+  for (const c of ['😀', '𝐀', '𝟘', '𐐀', '\u{e0100}', '\u{1f3fb}']) expect(isWordChar(c), c).toBe(ONE.test(c));
+  expect(isWordChar('ab')).toBe(false);
+  expect(isWordChar('')).toBe(false);
+  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 60 }), fc.array(fc.constantFrom('a', 'Z', '_', '9', ' ', '-', 'é', 'e\u0301', 'İ', '\u212A', '😀', '𝐀', '٣', '\ud800', '\udc00', 'ß', '.', '\u0000'), { maxLength: 30 }).map((cs) => cs.join('')));
+  fc.assert(
+    fc.property(text, (t) => {
+      const folded = fold(t);
+      expect(wordsOf(folded)).toEqual(folded.match(WORDS) ?? []);
+      const spans: string[] = [];
+      expect(eachWord(folded, (from, to) => void spans.push(folded.slice(from, to)))).toBe(true);
+      expect(spans).toEqual(wordsOf(folded));
+    }),
+    { numRuns: 3000 },
+  );
+  // It stops when told to.
+  let seen = 0;
+  expect(eachWord('a b c', () => ++seen < 2)).toBe(false);
+  expect(seen).toBe(2);
+});
+
+/** The `p:` items of a log with this metadata. */
+function pathItems(metadata: unknown): string[] {
+  const items = new Set<string>();
+  expect(addLogItems({ source: null, message: '', metadata: JSON.stringify(metadata) }, items)).toBe(true);
+  return [...items].filter((i) => i.startsWith('p:')).sort();
+}
+
+it("names a path by one function for the log and the query: nested or flat, empty keys, dots, NFC or NFD, past 512 characters", () => {
+  const key = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...KEYS, ...LONG_KEYS) }, { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }) });
+  fc.assert(
+    fc.property(fc.array(key, { minLength: 1, maxLength: 5 }), fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }), (keys, joins) => {
+      // The same text cut into keys otherwise: neighbouring keys joined into one with a dot.
+      const cut: string[] = [];
+      keys.forEach((k, i) => (i > 0 && joins[i] ? (cut[cut.length - 1] += '.' + k) : cut.push(k)));
+      const name = pathText(pathOf(keys) as Exclude<ReturnType<typeof pathOf>, typeof ROOT>);
+      expect(pathText(pathOf(cut) as Exclude<ReturnType<typeof pathOf>, typeof ROOT>)).toBe(name);
+      const joined = keys.join('.');
+      if (joined.length <= MAX_PATH_CHARS) expect(name).toBe(joined);
+      else expect(name.length).toBeLessThan(40);
+      // The log's side: nested objects along the cut give the path's name (and its parents').
+      let nested: unknown = 'v';
+      for (let i = cut.length - 1; i >= 0; i--) nested = { [cut[i]!]: nested };
+      expect(pathItems(nested)).toContain('p:' + name);
+      // The query's side asks for exactly that item.
+      const quoted = cut.map((k) => `"${k.replace(/["\\]/g, (c) => '\\' + c)}"`).join('.');
+      if (`@${quoted}:*`.length <= 2000) expect(needOf(parseQuery(`@${quoted}:*`).root)).toMatchObject({ kind: 'item', item: 'p:' + name });
+    }),
+    { numRuns: 1000 },
+  );
+  // The empty key is a key, not the root; NFC and NFD are different keys, as the predicate has them.
+  expect(pathItems({ '': 1 })).toEqual(['p:']);
+  expect(pathItems({ '': { y: 1 } })).toEqual(['p:', 'p:.y']);
+  expect(pathItems({ y: 1 })).toEqual(['p:y']);
+  expect(pathItems({ 'café': 1, 'cafe\u0301': 2 })).toEqual(['p:cafe\u0301', 'p:café'].sort());
+  // A long path costs its own items a hash, not the log its items.
+  expect(pathItems({ ['x'.repeat(600)]: { a: 1 }, b: 2 })).toHaveLength(3);
 });
 
 it("puts each item in the filters of the slices it was added in, or in the common filter when it is in four or more", () => {

@@ -15,6 +15,7 @@ import { sql } from 'kysely';
 import { parseQuery } from '../src/features/logs/query/index.js';
 import { addLogItems, type GramSet } from '../src/features/logs/blocks/items.js';
 import { blocksInRange } from '../src/features/logs/blocks/store.js';
+import { FORMAT_PART } from '../src/features/logs/blocks/rows.js';
 import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 import { DAY, filters, keyedLog, keyedQueryText, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
 
@@ -179,6 +180,53 @@ describeEngines('the skip index never changes an answer (differential)', (engine
         expect(await walk(mode, project.id, params), `${query}: index ${mode}`).toEqual(scan);
         expect(s.app.services.logs.lastIndexReport(), `${query}: went through the index`).not.toBe(before);
       }
+    }
+    // A value no log holds there: both blocks are ruled out (only the tail is read).
+    s.app.services.logs.setSearchIndex('forced');
+    const absent = async () => {
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent('@"".y:absent')}&from=${t - 1}`, { token: owner.accessToken });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toEqual([]);
+      return s.app.services.logs.lastIndexReport()!;
+    };
+    expect((await absent()).seqsRead).toBe(4);
+    // Blocks summarised before the empty key was named (format 1: no format row) cannot rule such a path out.
+    await s.database.db.deleteFrom('log_block_blooms').where('project_id', '=', project.id).where('part', '=', FORMAT_PART).execute();
+    expect((await absent()).seqsRead).toBe(2 * BLOCK + 4);
+    for (const [query, n] of [['@"":emptyval', 3], ['@"".y:*', 3]] as const) {
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t - 1}`, { token: owner.accessToken });
+      expect(res.body.data.length, `${query}, format 1`).toBe(n);
+    }
+    // Other paths are named as before: format 1 still rules them out.
+    const other = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent('@y:absent')}&from=${t - 1}`, { token: owner.accessToken });
+    expect(other.body.data).toEqual([]);
+    expect(s.app.services.logs.lastIndexReport()!.seqsRead).toBe(4);
+  });
+
+  it('a metadata path past 512 characters costs only its own items a hash: its block keeps its filter, and both paths are found (issue 25)', async () => {
+    const project = await createProject(s, owner, 'long path');
+    const t = T1 - DAY;
+    const long = 'k'.repeat(400);
+    // Log 3's path long.long (801 characters) once left its whole block without a filter; log 7 has it as one flat key.
+    const metadataOf = (i: number) => (i === 3 ? { [long]: { [long]: 'deep-needle' } } : i === 7 ? { [`${long}.${long}`]: 'flat-needle' } : { reqId: `r${i}` });
+    const logs = Array.from({ length: BLOCK }, (_, i) => ({ timestamp: t + i, message: `plain line ${i}`, metadata: metadataOf(i) }));
+    expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+    expect(await s.app.services.logs.buildIndex()).toBe(1);
+    const block = await s.database.db.selectFrom('log_blocks').select('buckets').where('project_id', '=', project.id).executeTakeFirstOrThrow();
+    expect(Number(block.buckets)).toBeGreaterThan(0);
+    s.app.services.logs.setSearchIndex('forced');
+    const path = `@"${long}"."${long}"`;
+    const flat = `@"${long}.${long}"`;
+    // The path as two keys matches the nested object and the flat key alike; as one key, only the flat
+    // key (but both logs give its name, the same text: both slices are read).
+    const cases = [['@reqId:r9', 1, 1], ['@reqId:absent', 0, 0], [`${path}:deep-needle`, 1, 1], [`${path}:flat-needle`, 1, 1], [`${path}:*`, 2, 2], [`${flat}:*`, 1, 2], [`${path}:absent`, 0, 0]] as const;
+    for (const [query, n, slices] of cases) {
+      const read = (slices * BLOCK) / 16;
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t - 1}`, { token: owner.accessToken });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.length, query.slice(0, 40)).toBe(n);
+      // The slices holding it, or nothing: the filter answered.
+      expect(s.app.services.logs.lastIndexReport()!.seqsRead, query.slice(-30)).toBe(read);
     }
   });
 
