@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { levelIndex } from '../src/features/logs/levels.js';
 import { matchLogs, parseQuery, prefilterOf, type QueryLog } from '../src/features/logs/query/index.js';
-import { queryText, randomLog } from './query-arbitraries.js';
+import { keyedLog, keyedQueryText, queryText, randomLog } from './query-arbitraries.js';
 
 const stored = (l: { timestamp: number; level: string; source?: string; message: string; metadata?: unknown }): QueryLog => {
   return { ts: l.timestamp, level: levelIndex(l.level)!, source: l.source ?? null, message: l.message, metadata: l.metadata === undefined ? null : JSON.stringify(l.metadata) };
@@ -39,6 +39,31 @@ it('passes every log the query matches (random logs and queries)', async () => {
   );
   expect(withPrefilter).toBeGreaterThan(50);
   expect(ruledOut).toBeGreaterThan(0);
+});
+
+it('passes every log the query matches, over generated metadata keys (empty, dots, NFC and NFD, past 512 characters)', async () => {
+  const drawn = fc.sample(keyedLog(true), { numRuns: 200, seed: 2525 });
+  const logs = drawn.map(stored);
+  let matched = 0;
+  await fc.assert(
+    fc.asyncProperty(keyedQueryText(drawn), async (text) => {
+      let query;
+      try {
+        query = parseQuery(text);
+      } catch {
+        return;
+      }
+      const prefilter = prefilterOf(query.root);
+      const verdicts = await matchLogs(query, logs, 'proj_prefilter', Date.now() + 10_000);
+      logs.forEach((log, i) => {
+        if (verdicts[i] !== true) return;
+        matched++;
+        if (prefilter) expect(prefilter(log), `${text} on ${JSON.stringify(log)}`).toBe(true);
+      });
+    }),
+    { numRuns: 300, seed: 77 },
+  );
+  expect(matched).toBeGreaterThan(100);
 });
 
 it('keeps the logs whose folded text only matches through İ, the Kelvin sign and the like, and rules out the rest', () => {
