@@ -15,7 +15,7 @@ import { levelName } from '../logs/levels.js';
 import type { Log } from '../logs/present.js';
 import type { DestinationsService, DestinationType } from './destinations.js';
 import { alertEmail, headerSafe, type Mailer } from './email.js';
-import { postJson, RefusedError } from './outbound.js';
+import { BREAKER_FAILURES, createOutbound, RefusedError } from './outbound.js';
 import { isAllowedPushEndpoint } from './push-origins.js';
 import type { FiringContext, Recipient } from './repository.js';
 import type { VapidKeys } from './vapid.js';
@@ -123,6 +123,7 @@ export function createChannels(deps: {
   now: () => number;
 }) {
   const { db, config, mailer, destinations, now } = deps;
+  const outbound = createOutbound({ now });
 
   const recipientsOf = async (ctx: FiringContext): Promise<Recipient[]> => ctx.recipients ?? (await deps.recipients(ctx.projectId));
 
@@ -144,7 +145,8 @@ export function createChannels(deps: {
         errors.push((err as Error).message);
       }
     }
-    const nextState = JSON.stringify({ done: [...done] });
+    // Only the current recipients are remembered: a member who left (or deleted the account) is not.
+    const nextState = JSON.stringify({ done: recipients.filter((r) => done.has(r.userId)).map((r) => r.userId) });
     if (errors.length > 0) return { status: 'retry', error: `mail to ${errors.length} of ${recipients.length} recipients failed: ${[...new Set(errors)].join('; ')}`, state: nextState };
     return { status: 'sent', state: nextState };
   };
@@ -188,7 +190,7 @@ export function createChannels(deps: {
       }
     }
     const stillTodo = todo.filter((s) => !done.has(s.id)).length;
-    const nextState = JSON.stringify({ done: [...done] });
+    const nextState = JSON.stringify({ done: subs.filter((s) => done.has(s.id)).map((s) => s.id) });
     if (stillTodo > 0) return { status: 'retry', error: errors.join('; '), state: nextState };
     if (errors.length > 0 && done.size === errors.length) return { status: 'failed', error: errors.join('; '), state: nextState };
     return { status: 'sent', state: nextState };
@@ -197,7 +199,9 @@ export function createChannels(deps: {
   /**
    * Every destination of the type in the rule's project: `sent` once each answered 2xx; a refused
    * address, a redirect or a 4xx fails that destination for good; a 5xx, a timeout or a network
-   * error is retried (the others are not sent again). `skipped` when the project has none.
+   * error is retried (the others are not sent again), and so is a destination its breaker keeps
+   * away after failures in a row (outbound.ts). `skipped` when the project has none. Requests go in
+   * the project's own slots, so its slow destinations hold up no other project's.
    */
   const toDestinations =
     (type: DestinationType): Sender =>
@@ -214,14 +218,29 @@ export function createChannels(deps: {
           if (done.has(target.id) || failed[target.id] !== undefined) return;
           const body = type === 'webhook' ? webhookBody(ctx, config.publicUrl) : slackBody(ctx, config.publicUrl);
           const headers: Record<string, string> = type === 'webhook' && target.secret !== null ? { 'loglane-signature': signature(target.secret, body, Math.floor(now() / 1000)) } : {};
+          const until = outbound.breakers.blockedUntil(target.id);
+          if (until !== undefined) {
+            retryable.push(`${target.name}: not tried: it failed ${BREAKER_FAILURES} times in a row; tried again after ${new Date(until).toISOString()}`);
+            return;
+          }
           try {
-            const { status } = await postJson(target.url, body, headers, config.webhookAllowedOrigins);
-            if (status >= 200 && status <= 299) done.add(target.id);
-            else if (status >= 500 || status === 429 || status === 408) retryable.push(`${target.name}: answered ${status}`);
-            else failed[target.id] = `${target.name}: answered ${status}${status >= 300 && status <= 399 ? ' (redirects are not followed)' : ''}`;
+            const { status } = await outbound.postJson(target.url, body, headers, config.webhookAllowedOrigins, ctx.projectId);
+            if (status >= 200 && status <= 299) {
+              done.add(target.id);
+              outbound.breakers.succeeded(target.id);
+            } else if (status >= 500 || status === 429 || status === 408) {
+              retryable.push(`${target.name}: answered ${status}`);
+              outbound.breakers.failed(target.id);
+            } else {
+              failed[target.id] = `${target.name}: answered ${status}${status >= 300 && status <= 399 ? ' (redirects are not followed)' : ''}`;
+              outbound.breakers.succeeded(target.id);
+            }
           } catch (err) {
             if (err instanceof RefusedError) failed[target.id] = `${target.name}: refused: ${err.message}`;
-            else retryable.push(`${target.name}: ${(err as Error).message}`);
+            else {
+              retryable.push(`${target.name}: ${(err as Error).message}`);
+              outbound.breakers.failed(target.id);
+            }
           }
         }),
       );
@@ -236,6 +255,8 @@ export function createChannels(deps: {
   return {
     /** The sender of a channel, or undefined for a name no channel has. */
     of: (channel: string): Sender | undefined => registry[channel],
+    /** The server is stopping: requests waiting for a slot are refused, those in flight cut. */
+    close: () => outbound.close(),
   };
 }
 
