@@ -2,18 +2,28 @@
  * The notification outbox's statements: deliveries due, claimed by one node at a time, finished;
  * and what a message about one entry needs.
  */
+import { sql } from 'kysely';
 import type { AlertDeliveriesTable, Executor } from '../../db/types.js';
 
-export function dueDeliveries(db: Executor, now: number, limit: number) {
-  return db
-    .selectFrom('alert_deliveries')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-    .orderBy('next_attempt_at')
-    .limit(limit)
-    .execute();
+/**
+ * Due deliveries picked fairly across projects: each project's `perProject` oldest at most, every
+ * project's first before any project's second (so a project with a thousand pending deliveries
+ * takes one place per round like any other), `limit` in all; projects in `skip` (their slots on
+ * this node are full) not at all.
+ */
+export async function dueDeliveries(db: Executor, now: number, perProject: number, limit: number, skip: readonly string[] = []): Promise<{ id: string; project_id: string }[]> {
+  const skipped = skip.length > 0 ? sql`and h.project_id not in (${sql.join(skip.map((p) => sql`${p}`))})` : sql``;
+  const { rows } = await sql<{ id: string; project_id: string }>`
+    select id, project_id from (
+      select d.id, h.project_id, d.next_attempt_at,
+        row_number() over (partition by h.project_id order by d.next_attempt_at, d.id) as turn
+      from alert_deliveries d join alert_history h on h.id = d.history_id
+      where d.status = 'pending' and d.next_attempt_at <= ${now} and (d.locked_until is null or d.locked_until < ${now}) ${skipped}
+    ) due
+    where turn <= ${perProject}
+    order by turn, next_attempt_at, id
+    limit ${limit}`.execute(db);
+  return rows;
 }
 
 /** Takes a delivery for `lockMs`; only one node gets it. A crashed node's lock simply runs out. */
@@ -30,6 +40,20 @@ export function claimDelivery(db: Executor, id: string, now: number, lockMs: num
 
 export async function finishDelivery(db: Executor, id: string, changes: Partial<AlertDeliveriesTable>): Promise<void> {
   await db.updateTable('alert_deliveries').set({ ...changes, locked_until: null }).where('id', '=', id).execute();
+}
+
+/**
+ * Forgets a user in the progress of pending deliveries (whom a mail already reached): for account
+ * deletion. A finished delivery keeps no progress at all, and each attempt keeps only the current
+ * recipients, so this is only for the few still pending.
+ */
+export async function forgetRecipient(db: Executor, userId: string): Promise<void> {
+  const rows = await db.selectFrom('alert_deliveries').select(['id', 'state']).where('status', '=', 'pending').where('state', 'like', `%"${userId}"%`).execute();
+  for (const row of rows) {
+    const state = JSON.parse(row.state!) as { done?: string[] };
+    state.done = (state.done ?? []).filter((id) => id !== userId);
+    await db.updateTable('alert_deliveries').set({ state: JSON.stringify(state) }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+  }
 }
 
 /** Everything a message about one entry needs. */
