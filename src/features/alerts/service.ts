@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
-import type { Db } from '../../db/types.js';
+import type { Db, Executor } from '../../db/types.js';
 import { lockRow } from '../../db/lock.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { formatDuration } from '../../duration.js';
@@ -60,6 +60,17 @@ export const EVALUATION_SLICE_MS = 250;
 /** A log still undecided after this many rounds in which its project's rules stalled (see carryOver) is given up (logged). */
 export const MAX_EVALUATION_ROUNDS = 5;
 const SAMPLE_SIZE = 5;
+/**
+ * Entries that notify, in any minute: per rule, and per project over all its rules. An entry past
+ * either is still written (the history is the record) with every delivery `skipped`, its error
+ * saying which budget it was over; a 0 s cooldown rule firing on every log sends its first
+ * RULE_NOTIFICATIONS_PER_MINUTE a minute and no more. Counted in the database, so they hold across
+ * nodes; firings of one project at the same instant on several nodes (each in its own
+ * transaction) may each see the count before the others' entries, so a cluster of N nodes may
+ * overshoot a budget by at most N - 1.
+ */
+export const RULE_NOTIFICATIONS_PER_MINUTE = 10;
+export const PROJECT_NOTIFICATIONS_PER_MINUTE = 30;
 /** Test notifications an account may send a minute (each reaches every destination of its channels). */
 export const TESTS_PER_MINUTE = 10;
 /** Rules the clock reads (and their counters) per statement. */
@@ -148,6 +159,7 @@ export function createAlertsService(deps: {
    * Writes an entry (history, and one delivery per channel: pending, or skipped while the rule is
    * muted) if this node wins the entry's claim: `triggered` (ok → firing, or a reminder once the
    * cooldown has passed) or `resolved` (firing → ok after a whole window with the condition false).
+   * Past the rule's or the project's notification budget, its deliveries are skipped (rate limited).
    */
   async function record(rule: repo.RuleRow, kind: EntryKind, count: number, sample: LogRowStored[]): Promise<boolean> {
     const t = now();
@@ -167,16 +179,17 @@ export function createAlertsService(deps: {
         sample: JSON.stringify(sample.map(presentLog)),
       });
       const muted = claimed.muted_until !== null && Number(claimed.muted_until) > t;
+      const skipped = muted ? 'muted' : await overBudget(tx, rule, t);
       for (const channel of claimed.channels.split(',').filter(Boolean)) {
         await repo.insertDelivery(tx, {
           id: newId('dlv', t),
           history_id: historyId,
           channel,
-          status: muted ? 'skipped' : 'pending',
+          status: skipped ? 'skipped' : 'pending',
           attempts: 0,
           next_attempt_at: t,
           locked_until: null,
-          error: muted ? 'muted' : null,
+          error: skipped,
           state: null,
           updated_at: t,
         });
@@ -188,6 +201,14 @@ export function createAlertsService(deps: {
       onFired();
     }
     return written;
+  }
+
+  /** Why an entry written now does not notify (a budget it is over), or null when it does. */
+  async function overBudget(tx: Executor, rule: repo.RuleRow, t: number): Promise<string | null> {
+    const n = await repo.notifiedSince(tx, rule.id, rule.project_id, t - 60_000, { rule: RULE_NOTIFICATIONS_PER_MINUTE, project: PROJECT_NOTIFICATIONS_PER_MINUTE });
+    if (n.rule >= RULE_NOTIFICATIONS_PER_MINUTE) return `${repo.RATE_LIMITED}: this rule notified ${RULE_NOTIFICATIONS_PER_MINUTE} times in the last minute`;
+    if (n.project >= PROJECT_NOTIFICATIONS_PER_MINUTE) return `${repo.RATE_LIMITED}: the project's alerts notified ${PROJECT_NOTIFICATIONS_PER_MINUTE} times in the last minute`;
+    return null;
   }
 
   /** Each rule's count over its own window (whole counter buckets from the window's start), from the counter rows read. */
