@@ -228,6 +228,12 @@ export function pathOf(segments: readonly string[]): PathName {
   return path;
 }
 
+/** The text of a query path's name in items (a parsed path has at least one segment). */
+const queryPathText = (segments: readonly string[]): string => {
+  const path = pathOf(segments);
+  return path === ROOT ? '' : pathText(path);
+};
+
 /** The text of a path's name in items (not ROOT). A LongPath's starts with U+0000 and '#'. */
 export function pathText(path: Exclude<PathName, typeof ROOT>): string {
   if (typeof path === 'string') return path;
@@ -420,7 +426,7 @@ function valueNeed(field: Extract<Node, { kind: 'field' }>['field'], v: Value): 
       if (v.kind === 'exact') return itemNeed('s:' + fold(v.text));
       return MAYBE;
     case 'meta': {
-      const path = pathText(pathOf(field.path) ?? '');
+      const path = queryPathText(field.path);
       // Filters of format 1 named a path whose first key is empty otherwise (rows.ts INDEX_FORMAT).
       const since = field.path[0] === '' ? 2 : undefined;
       const present = itemNeed('p:' + path, since);
