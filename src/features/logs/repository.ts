@@ -59,14 +59,38 @@ function needleSql(engine: LogSql, needle: Needle): RawBuilder<boolean> {
   return sql<boolean>`(${sql.join(parts, sql` or `)})`;
 }
 
+/** Where a log sits in a page, and its size: what a page is planned with before any log text is read. */
+export interface PageKey {
+  ts: number;
+  seq: number;
+  /** Bytes of its message, metadata and source, as stored (UTF-8). */
+  bytes: number;
+}
+
+/** A log's stored size, computed by the engine without handing the text over. */
+const BYTES = sql<number>`octet_length(message) + coalesce(octet_length(metadata), 0) + coalesce(octet_length(source), 0)`;
+
 /**
  * One page of logs, newest first, strictly before `before`. Where the engine gives page windows
  * (PostgreSQL: the last hour, day and week before the page's upper end) it looks there first: a
  * full page there is exactly the page of the whole range, since every log left out is older than
  * every log in it.
  */
-export async function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
-  let q = applyFilter(engine, db.selectFrom('logs').select(COLUMNS), projectId, filter);
+export function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+  return pageOf<LogRowStored>(db.selectFrom('logs').select(COLUMNS), projectId, filter, before, limit, engine);
+}
+
+/**
+ * The same page as findPage, as keys and sizes only: a page of large logs is then read a few
+ * hundred KB at a time (findRowsAt), never whole (see page-stream.ts).
+ */
+export async function findPageKeys(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<PageKey[]> {
+  const rows = await pageOf<{ ts: number; seq: number; bytes: number }>(db.selectFrom('logs').select(['seq', 'ts', BYTES.as('bytes')]), projectId, filter, before, limit, engine);
+  return rows.map((r) => ({ ts: Number(r.ts), seq: Number(r.seq), bytes: Number(r.bytes) }));
+}
+
+async function pageOf<R>(select: SelectQueryBuilder<DatabaseSchema, 'logs', unknown>, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql): Promise<R[]> {
+  let q = applyFilter(engine, select, projectId, filter);
   // `ts <= before.ts` repeats what the `or` implies, as a bound the index range can use: without
   // it SQLite walks the project's index from its newest log down to the cursor on every page.
   if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
@@ -77,11 +101,41 @@ export async function findPage(db: Executor, projectId: string, filter: LogFilte
       const lower = top - window;
       // A window that is most of the range anyway would only scan it twice.
       if (filter.from !== undefined && lower <= filter.from + 0.1 * (top - filter.from)) break;
-      const rows = await q.where('ts', '>=', lower).execute();
+      const rows = (await q.where('ts', '>=', lower).execute()) as R[];
       if (rows.length === limit) return rows;
     }
   }
-  return q.execute();
+  return (await q.execute()) as R[];
+}
+
+/**
+ * The logs at `keys` (from findPageKeys), in the keys' order; a log deleted since its key was read
+ * is left out. One statement through the (project_id, seq) index, with the keys' time range so
+ * that PostgreSQL reads only the partitions that hold them.
+ */
+export async function findRowsAt(db: Executor, projectId: string, keys: readonly PageKey[], engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+  if (keys.length === 0) return [];
+  let minTs = Number.POSITIVE_INFINITY;
+  let maxTs = Number.NEGATIVE_INFINITY;
+  for (const k of keys) {
+    if (k.ts < minTs) minTs = k.ts;
+    if (k.ts > maxTs) maxTs = k.ts;
+  }
+  const q = db
+    .selectFrom('logs')
+    .select(COLUMNS)
+    .where('project_id', '=', projectId)
+    .where('seq', 'in', keys.map((k) => k.seq))
+    .where('ts', '>=', minTs)
+    .where('ts', '<=', maxTs);
+  const { rows } = await db.executeQuery<LogRowStored>(engine.seqRangeRead(q.compile()));
+  const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
+  const out: LogRowStored[] = [];
+  for (const k of keys) {
+    const row = bySeq.get(k.seq);
+    if (row) out.push(row);
+  }
+  return out;
 }
 
 /**
@@ -100,13 +154,27 @@ export async function findInSeqRange(db: Executor, projectId: string, filter: Lo
 /**
  * Logs after `afterSeq`, in seq (commit) order: live tail and its resumption. `minTs`, when the
  * caller knows that every log it wants is at least that old (another node's notification says so),
- * lets PostgreSQL plan over the partitions that can hold them only.
+ * lets PostgreSQL plan over the partitions that can hold them only. `maxBytes`: the run stops
+ * before the log that would take it past that many bytes of text (it always holds one log), so a
+ * replay of large logs is read in bounded slices; the sizes are read first, without the text.
  */
-export function findSince(db: Executor, projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number): Promise<LogRowStored[]> {
-  let q = db.selectFrom('logs').select(COLUMNS).where('project_id', '=', projectId).where('seq', '>', afterSeq);
-  if (upToSeq !== undefined) q = q.where('seq', '<=', upToSeq);
-  if (minTs !== undefined) q = q.where('ts', '>=', minTs);
-  return q.orderBy('seq').limit(limit).execute();
+export async function findSince(db: Executor, projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number, maxBytes?: number): Promise<LogRowStored[]> {
+  const since = <O>(q: SelectQueryBuilder<DatabaseSchema, 'logs', O>, upTo: number | undefined, n: number) => {
+    let r = q.where('project_id', '=', projectId).where('seq', '>', afterSeq);
+    if (upTo !== undefined) r = r.where('seq', '<=', upTo);
+    if (minTs !== undefined) r = r.where('ts', '>=', minTs);
+    return r.orderBy('seq').limit(n);
+  };
+  if (maxBytes !== undefined) {
+    const sizes = await since(db.selectFrom('logs').select(['seq', BYTES.as('bytes')]), upToSeq, limit).execute();
+    let n = 0;
+    let bytes = 0;
+    while (n < sizes.length && (n === 0 || bytes + Number(sizes[n]!.bytes) <= maxBytes)) bytes += Number(sizes[n++]!.bytes);
+    if (n === 0) return [];
+    upToSeq = Number(sizes[n - 1]!.seq);
+    limit = n;
+  }
+  return since(db.selectFrom('logs').select(COLUMNS), upToSeq, limit).execute();
 }
 
 const MINUTE_MS = 60_000;

@@ -10,7 +10,7 @@ import type { ProjectsService } from '../projects/service.js';
 import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
 import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
 import { parseFilter } from './filter.js';
-import { logJson } from './present.js';
+import { SEARCH_WAIT_MS, SEARCHES_PER_USER } from './page-stream.js';
 import * as otlp from './otlp.js';
 import type { Metrics } from '../../metrics.js';
 import type { LogsService } from './service.js';
@@ -190,15 +190,18 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
     r.get('/projects/:id/logs', {
       schema: {
         ...common, operationId: 'searchLogs', summary: 'Search a project\'s logs, newest first',
-        description: 'Filters combine with AND. `nextCursor` continues the walk without repeating or skipping a log while new ones arrive. A `pattern` search that runs out of its time budget answers what it found so far and a cursor to continue from.',
+        description: `Filters combine with AND. \`nextCursor\` continues the walk without repeating or skipping a log while new ones arrive. A \`pattern\` search that runs out of its time budget answers what it found so far and a cursor to continue from. The page is streamed as it is read; a user runs at most ${SEARCHES_PER_USER} searches at once, more wait up to ${SEARCH_WAIT_MS / 1000} s and then get 429 RATE_LIMITED with Retry-After.`,
         querystring: S.SearchQuery,
-        response: { 200: S.SearchResponse, ...errorResponses(400, 401, 404) },
+        response: { 200: S.SearchResponse, ...errorResponses(400, 401, 404, 429) },
       },
     }, async (req, reply) => {
-      const page = await logs.search(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor);
-      // Built as text: the stored metadata goes out as it is, without a parse and a re-serialisation.
-      const body = `{"data":[${page.data.map(logJson).join(',')}],"nextCursor":${page.nextCursor === null ? 'null' : JSON.stringify(page.nextCursor)}}`;
-      return reply.type('application/json; charset=utf-8').send(body as never); // a string: Fastify sends it as it is
+      // One of the user's few search slots, held until the answer is written (or the client goes).
+      const release = await logs.pageReads.acquire(req.userId);
+      whenClosed(reply, release);
+      const page = await logs.searchPage(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor);
+      // Written a chunk at a time as the client reads it; the stored metadata goes out as it is,
+      // without a parse and a re-serialisation.
+      return reply.type('application/json; charset=utf-8').send(logs.pageReads.body(page) as never); // a stream: Fastify pipes it as it is
     });
 
     r.get('/projects/:id/logs/stats', {
@@ -229,7 +232,7 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
       const res = reply.raw;
       let heartbeat: NodeJS.Timeout | undefined;
       // The access token's login (sid) and expiry, as requireUser verified them, bound the tail's life.
-      const authority = { userId: req.userId, sessionId: req.sessionId, expiresAt: req.tokenExpiresAt };
+      const authority = { userId: req.userId, sessionId: req.sessionId, expiresAt: req.tokenExpiresAt, ip: req.ip };
       const tail = await logs.openTail(authority, req.params.id, filter, afterSeq, {
         send(out, resume) {
           const more = res.write(out.frames);

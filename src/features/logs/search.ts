@@ -1,6 +1,8 @@
 /**
  * Log search: newest first, keyset-paginated; through the skip index where it helps, else a scan
  * in which SQL narrows and the one predicate (filter.ts matchAll) decides, within the time budget.
+ * A page is planned from its logs' keys and sizes and read a chunk at a time (page-stream.ts), so
+ * a page of large logs is never held whole.
  */
 import type { Config } from '../../config.js';
 import { AppError, validationError } from '../../errors.js';
@@ -8,12 +10,10 @@ import { formatDuration } from '../../duration.js';
 import type { ProjectsService } from '../projects/service.js';
 import { searchIndexed } from './blocks/search.js';
 import { decidedInApp, matchAll, type LogFilter } from './filter.js';
+import { chunksOf, createPageReads, nextTurn, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
 import { PATTERN_CHUNK, type LogReader } from './reader.js';
 import type * as repo from './repository.js';
 import type { LogStore } from './store/index.js';
-
-/** Rows tested at a time within a round: a page that fills early stops testing. */
-const PATTERN_STEP = 250;
 
 /** Cursors are opaque to clients: `c1.<ts>.<seq>` in base64url. */
 function encodeCursor(p: repo.Position): string {
@@ -26,41 +26,80 @@ function decodeCursor(cursor: string): repo.Position {
   return { ts: Number(m[1]), seq: Number(m[2]) };
 }
 
-export function createSearch(deps: { store: Pick<LogStore, 'page'>; reader: LogReader; config: Pick<Config, 'queryBudgetMs'>; projects: Pick<ProjectsService, 'assertRole'> }) {
-  const { store, reader, config, projects } = deps;
+/** A row the search read whole, as a page entry that keeps it while the page holds less than `held.bytes` of rows. */
+function entryOf(row: repo.LogRowStored, held: { bytes: number }): PageEntry {
+  const bytes = rowTextBytes(row);
+  const entry: PageEntry = { ts: Number(row.ts), seq: Number(row.seq), bytes };
+  if (held.bytes + bytes <= PAGE_CHUNK_BYTES) {
+    entry.row = row;
+    held.bytes += bytes;
+  }
+  return entry;
+}
 
-  /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
+export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'>; reader: LogReader; config: Pick<Config, 'queryBudgetMs'>; projects: Pick<ProjectsService, 'assertRole'> }) {
+  const { store, reader, config, projects } = deps;
+  const reads = createPageReads((projectId, keys) => reader.withBudget(() => store.rowsAt(projectId, keys)));
+
+  /**
+   * Newest first, keyset-paginated: the page's keys, with the rows of its first chunk read. A
+   * pattern or query is decided in the app, a chunk of rows at a time, within the time budget.
+   */
+  async function page(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<Page> {
+    const found = await find(userId, projectId, filter, limit, cursor);
+    const out: Page = { projectId, entries: found.data, nextCursor: found.nextCursor };
+    await reads.fill(out);
+    return out;
+  }
+
+  /** A page with every row read: for small pages the server uses itself (an alert test's sample). */
   async function search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null }> {
+    const found = await find(userId, projectId, filter, limit, cursor);
+    const data: repo.LogRowStored[] = [];
+    for (const chunk of chunksOf(found.data)) {
+      const missing = chunk.filter((e) => e.row === undefined);
+      const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing))).map((r) => [Number(r.seq), r])) : undefined;
+      for (const e of chunk) {
+        const row = e.row ?? read?.get(e.seq);
+        if (row) data.push(row);
+      }
+    }
+    return { data, nextCursor: found.nextCursor };
+  }
+
+  async function find(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: PageEntry[]; nextCursor: string | null }> {
     let position = cursor ? decodeCursor(cursor) : undefined;
     const sqlOnly = !decidedInApp(filter);
-    /** A page SQL decides alone: one more row than the page says whether a cursor is due. */
-    const sqlPage = (rows: repo.LogRowStored[]) => {
-      const page = rows.slice(0, limit);
+    /** A page SQL decides alone: one more key than the page says whether a cursor is due. */
+    const sqlPage = (keys: repo.PageKey[]) => {
+      const page = keys.slice(0, limit);
       const last = page[page.length - 1];
-      return { data: page, nextCursor: rows.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
+      return { data: page, nextCursor: keys.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
     };
     if (sqlOnly && filter.q === undefined) {
       // Nothing for the index to probe. The ownership check and the page are read together; a
       // stranger's page is never answered.
-      const [, rows] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.page(projectId, filter, position, limit + 1))]);
-      return sqlPage(rows);
+      const [, keys] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1))]);
+      return sqlPage(keys);
     }
     await projects.assertRole(userId, projectId);
     const deadline = Date.now() + config.queryBudgetMs;
     // A query, a pattern, or a legacy substring (the words wholly inside it) may rule blocks out.
     const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline, sqlOnly);
     if (indexed) return indexed;
-    if (sqlOnly) return sqlPage(await reader.withBudget(() => store.page(projectId, filter, position, limit + 1)));
-    const found: repo.LogRowStored[] = [];
+    if (sqlOnly) return sqlPage(await reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1)));
+    const found: PageEntry[] = [];
+    const held = { bytes: 0 };
     let decided = 0;
     for (;;) {
-      // SQL narrows (the pattern's required literal, the query's levels and times); the app decides.
-      const rows = await reader.withBudget(() => store.page(projectId, reader.narrowed(filter), position, PATTERN_CHUNK));
-      // In steps, so a page that fills early does not test the rest of the chunk.
-      for (let start = 0; start < rows.length; start += PATTERN_STEP) {
-        const step = rows.slice(start, start + PATTERN_STEP);
-        const verdicts = await matchAll(filter, step, projectId, deadline, { sqlDecided: true });
-        for (let i = 0; i < step.length; i++) {
+      // SQL narrows (the pattern's required literal, the query's levels and times) and gives the
+      // keys and sizes; the app reads and decides the logs a chunk of bounded bytes at a time, so a
+      // page that fills early reads no more.
+      const keys = await reader.withBudget(() => store.pageKeys(projectId, reader.narrowed(filter), position, PATTERN_CHUNK));
+      for (const chunk of chunksOf(keys)) {
+        const rows = await reader.withBudget(() => store.rowsAt(projectId, chunk));
+        const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
+        for (let i = 0; i < rows.length; i++) {
           const verdict = verdicts[i];
           if (verdict === undefined) {
             // Out of time: answer what was found, and a cursor from the last log decided.
@@ -68,29 +107,35 @@ export function createSearch(deps: { store: Pick<LogStore, 'page'>; reader: LogR
             return { data: found, nextCursor: encodeCursor(position!) };
           }
           decided++;
-          const row = step[i]!;
-          position = { ts: row.ts, seq: row.seq };
+          const row = rows[i]!;
+          position = { ts: Number(row.ts), seq: Number(row.seq) };
           if (!verdict) continue;
-          found.push(row);
+          found.push(entryOf(row, held));
           if (found.length === limit) return { data: found, nextCursor: encodeCursor(position) };
         }
+        // Others' requests are served between two chunks.
+        await nextTurn();
       }
-      if (rows.length < PATTERN_CHUNK) return { data: found, nextCursor: null };
+      if (keys.length < PATTERN_CHUNK) return { data: found, nextCursor: null };
+      // Past the logs deleted since their keys were read, the scan goes on from the last key.
+      const last = keys[keys.length - 1]!;
+      position = { ts: last.ts, seq: last.seq };
       // Out of time: answer what was found, and a cursor from where the scan stopped.
-      if (Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position!) };
+      if (Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position) };
     }
   }
 
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
-  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number, sqlOnly: boolean): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null } | undefined> {
+  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number, sqlOnly: boolean): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
     if (!reader.index.enabled) return undefined;
     const page = await reader.withBudget((ex) => searchIndexed(ex, projectId, filter, sqlOnly ? filter : reader.narrowed(filter), position, limit, deadline, sqlOnly, reader.index));
     if (!page) return undefined;
     if ('outOfBudget' in page) throw patternOutOfBudget();
     reader.reported(page.report);
-    return { data: page.data, nextCursor: page.nextCursor && encodeCursor(page.nextCursor) };
+    // The first chunk's rows are kept; the others are read again as the page is written.
+    const held = { bytes: 0 };
+    return { data: page.data.map((row) => entryOf(row, held)), nextCursor: page.nextCursor && encodeCursor(page.nextCursor) };
   }
-
   /** A pattern search that could not decide a single log within the budget. */
   function patternOutOfBudget(): AppError {
     return new AppError('VALIDATION_ERROR', `The pattern could not be tested within the ${formatDuration(config.queryBudgetMs)} budget on these logs; simplify the pattern, narrow the time range or add filters.`, {
@@ -98,5 +143,5 @@ export function createSearch(deps: { store: Pick<LogStore, 'page'>; reader: LogR
     });
   }
 
-  return search;
+  return { search, page, reads };
 }

@@ -64,8 +64,15 @@ export function createLogsService(parts: {
      * Every item bad → 400 with the reasons.
      */
     ingest: parts.ingest,
-    /** Newest first, keyset-paginated. A pattern is matched in the app, in rounds, within the time budget. */
-    search: parts.search,
+    /** Newest first, keyset-paginated, every row read: for small pages (an alert test's sample). */
+    search: parts.search.search,
+    /**
+     * The same page as keys, with the rows of its first chunk: written to the client a chunk at a
+     * time (pageReads.body), so a page of large logs is never held whole.
+     */
+    searchPage: parts.search.page,
+    /** The per-user line for searches (at most SEARCHES_PER_USER at once) and the page writer. */
+    pageReads: parts.search.reads,
     stats: parts.stats,
     /**
      * Opens a live tail after checking ownership, the per-user cap and the node's cap. The tail ends

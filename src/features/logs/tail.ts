@@ -1,12 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { matchAll, type LogFilter } from './filter.js';
+import { nextTurn } from './page-stream.js';
 import { sseFrame } from './present.js';
 import type { LogRowStored } from './repository.js';
 
 /** What the hub needs from storage. */
 export interface TailSource {
-  /** Logs of a project after `afterSeq` (up to `upToSeq` when given), in seq order, at most `limit`. */
-  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number): Promise<LogRowStored[]>;
+  /**
+   * Logs of a project after `afterSeq` (up to `upToSeq` when given), in seq order, at most `limit`,
+   * and at most `maxBytes` of text when given (but always one log when there is one).
+   */
+  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number, maxBytes?: number): Promise<LogRowStored[]>;
   lastSeq(projectId: string): Promise<number | undefined>;
 }
 
@@ -75,6 +79,27 @@ class SharedOutputs {
   }
 }
 
+/**
+ * Bytes of log text a tail that catches up (a replay from Last-Event-ID, a client that paused)
+ * reads from the database and tests per slice, with a turn of the event loop between slices: a
+ * slice of large logs that the filter all refuses still costs only so much before others' requests
+ * are served.
+ */
+export const TAIL_SLICE_BYTES = 512 * 1024;
+
+/** What tails that caught up read, for tests and the bench: slices, and the largest one's bytes of text. */
+export interface ReplayStats {
+  slices: number;
+  rows: number;
+  maxSliceBytes: number;
+}
+
+/** A stored log's text, in characters (bytes for ASCII). */
+function textBytes(row: LogRowStored): number {
+  return row.message.length + (row.metadata?.length ?? 0) + (row.source?.length ?? 0);
+}
+
+
 /** Logs read from the database at a time (a log is at most ~130 KB, so a page is at most ~26 MB). */
 const PAGE = 200;
 /** Logs per tailed project kept in memory, so tails that paused for a slow client catch up without a database read. */
@@ -130,8 +155,8 @@ class Recent {
     }
   }
 
-  /** Logs after `seen` (up to `upTo`, at most `limit`), or undefined when they are not all here. */
-  after(seen: number, upTo: number | undefined, limit: number): LogRowStored[] | undefined {
+  /** Logs after `seen` (up to `upTo`, at most `limit` and `maxBytes` of text but one), or undefined when they are not all here. */
+  after(seen: number, upTo: number | undefined, limit: number, maxBytes = Number.POSITIVE_INFINITY): LogRowStored[] | undefined {
     if (seen < this.prevSeq) return undefined;
     let lo = 0;
     let hi = this.rows.length;
@@ -142,6 +167,14 @@ class Recent {
     }
     let end = Math.min(this.rows.length, lo + limit);
     if (upTo !== undefined) while (end > lo && this.rows[end - 1]!.seq > upTo) end--;
+    let bytes = 0;
+    for (let i = lo; i < end; i++) {
+      bytes += textBytes(this.rows[i]!);
+      if (bytes > maxBytes && i > lo) {
+        end = i;
+        break;
+      }
+    }
     return this.rows.slice(lo, end);
   }
 }
@@ -188,6 +221,7 @@ class Tail {
     /** Called once, when the tail closes (by the client, the hub, or an error). */
     private readonly onClosed: () => void,
     private readonly shared: SharedOutputs,
+    private readonly replays: ReplayStats,
   ) {
     this.#filterKey = filterKey(filter);
     this.#chain = start.then((seq) => {
@@ -207,10 +241,17 @@ class Tail {
           await this.#deliver(next.rows);
           if (this.seen >= target) return;
         }
+        // Catching up: slices of at most TAIL_SLICE_BYTES, a turn of the event loop after each.
         while (!this.closed && !this.paused && this.seen < target) {
-          const rows = await this.source.since(this.projectId, this.seen, target, PAGE);
+          const rows = await this.source.since(this.projectId, this.seen, target, PAGE, undefined, TAIL_SLICE_BYTES);
           if (rows.length === 0) return;
+          let bytes = 0;
+          for (const row of rows) bytes += textBytes(row);
+          this.replays.slices++;
+          this.replays.rows += rows.length;
+          this.replays.maxSliceBytes = Math.max(this.replays.maxSliceBytes, bytes);
           await this.#deliver(rows);
+          await nextTurn();
         }
       })
       .catch(this.onError);
@@ -258,6 +299,8 @@ export class TailHub {
   #known = new Map<string, number>();
   #recent = new Map<string, Recent>();
   readonly #shared: SharedOutputs;
+  /** What tails that caught up read (tests and the bench). */
+  readonly replayStats: ReplayStats = { slices: 0, rows: 0, maxSliceBytes: 0 };
   /** What tails read: the recent logs in memory when they cover the request, else the database. */
   readonly #source: TailSource;
 
@@ -269,9 +312,9 @@ export class TailHub {
   ) {
     this.#shared = new SharedOutputs(log);
     this.#source = {
-      since: (projectId, afterSeq, upToSeq, limit, minTs) => {
-        const rows = this.#recent.get(projectId)?.after(afterSeq, upToSeq, limit);
-        return rows ? Promise.resolve(rows) : source.since(projectId, afterSeq, upToSeq, limit, minTs);
+      since: (projectId, afterSeq, upToSeq, limit, minTs, maxBytes) => {
+        const rows = this.#recent.get(projectId)?.after(afterSeq, upToSeq, limit, maxBytes);
+        return rows ? Promise.resolve(rows) : source.since(projectId, afterSeq, upToSeq, limit, minTs, maxBytes);
       },
       lastSeq: (projectId) => source.lastSeq(projectId),
     };
@@ -336,6 +379,7 @@ export class TailHub {
         else this.#perUser.delete(userId);
       },
       this.#shared,
+      this.replayStats,
     );
     tails.add(tail);
     this.#perUser.set(userId, this.openCount(userId) + 1);

@@ -46,12 +46,16 @@ export interface LogStore {
   readonly sql: LogSql;
   /** A page of logs, newest first, strictly before `before`. */
   page(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<repo.LogRowStored[]>;
+  /** The same page as keys and sizes only (no log text): large pages are then read in bounded chunks. */
+  pageKeys(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<repo.PageKey[]>;
+  /** The logs at these keys, in their order (a log deleted since is left out). */
+  rowsAt(projectId: string, keys: readonly repo.PageKey[]): Promise<repo.LogRowStored[]>;
   /** Counts per time bucket and level. */
   countByBucket(projectId: string, filter: LogFilter, intervalMs: number): Promise<repo.BucketCount[]>;
   /** Counts per time bucket and source; at most `maxRows` + 1 rows (the caller refuses past `maxRows`). */
   countBySourceBucket(projectId: string, filter: LogFilter, intervalMs: number, maxRows: number): Promise<repo.SourceBucketCount[]>;
-  /** Logs after `afterSeq` in commit order (live tail), on the main connection. */
-  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number): Promise<repo.LogRowStored[]>;
+  /** Logs after `afterSeq` in commit order (live tail), on the main connection; at most `maxBytes` of text (and one log) when given. */
+  since(projectId: string, afterSeq: number, upToSeq: number | undefined, limit: number, minTs?: number, maxBytes?: number): Promise<repo.LogRowStored[]>;
   /** The seq of the project's newest log; undefined when the project is gone. */
   lastSeq(projectId: string): Promise<number | undefined>;
 
@@ -93,7 +97,7 @@ export interface LogStore {
   close(): Promise<void>;
 }
 
-type SharedQueries = 'page' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind';
+type SharedQueries = 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind';
 
 /** An engine's own part of a store; withSharedQueries adds the rest. */
 export type EngineStore = Omit<LogStore, SharedQueries>;
@@ -104,9 +108,11 @@ export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
   return {
     ...engine,
     page: (projectId, filter, before, limit) => repo.findPage(reads, projectId, filter, before, limit, sql),
+    pageKeys: (projectId, filter, before, limit) => repo.findPageKeys(reads, projectId, filter, before, limit, sql),
+    rowsAt: (projectId, keys) => repo.findRowsAt(reads, projectId, keys, sql),
     countByBucket: (projectId, filter, intervalMs) => repo.countByBucket(reads, projectId, filter, intervalMs, sql),
     countBySourceBucket: (projectId, filter, intervalMs, maxRows) => repo.countBySourceBucket(reads, projectId, filter, intervalMs, maxRows, sql),
-    since: (projectId, afterSeq, upToSeq, limit, minTs) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs),
+    since: (projectId, afterSeq, upToSeq, limit, minTs, maxBytes) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs, maxBytes),
     lastSeq: (projectId) => repo.lastSeq(db, projectId),
     projectsWithLogsBefore: (plan, cutoff) => repo.projectsWithLogsBefore(db, plan, cutoff),
     deleteBlocksBefore: (plan, cutoff) => deleteBlocksBefore(db, plan, cutoff),
