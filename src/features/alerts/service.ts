@@ -67,7 +67,7 @@ const SAMPLE_SIZE = 5;
  * RULE_NOTIFICATIONS_PER_MINUTE a minute and no more. Counted in the database, so they hold across
  * nodes; firings of one project at the same instant on several nodes (each in its own
  * transaction) may each see the count before the others' entries, so a cluster of N nodes may
- * overshoot a budget by at most N - 1.
+ * overshoot a budget by at most N - 1. docs/alerts.md, "How often a rule notifies", says so to users.
  */
 export const RULE_NOTIFICATIONS_PER_MINUTE = 10;
 export const PROJECT_NOTIFICATIONS_PER_MINUTE = 30;

@@ -1,7 +1,8 @@
 /**
  * Requests the server makes to URLs its users give (webhook and Slack destinations), kept from
  * being aimed at the server's own network, and kept from letting one tenant's slow destinations
- * delay another's (docs/alerts.md, "Destinations"):
+ * delay another's (docs/alerts.md, "What the server will not send to" and "How often a rule
+ * notifies, and what one project's destinations cost others"):
  * - the URL must be `https:` without credentials, and its host must not be `localhost`,
  *   `*.localhost` or an address in a private, loopback, link-local, shared, multicast, reserved,
  *   documentation or IPv4-embedding range (BLOCKED below). WHATWG URL parsing has already turned
