@@ -14,7 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BREAKER_FAILURES, BREAKER_OPEN_MS, describeSendError, isBlockedAddress } from '../src/features/notifications/outbound.js';
+import { BREAKER_FAILURES, BREAKER_MAX_OPEN_MS, BREAKER_OPEN_MS, Breakers, describeSendError, FairLimiter, isBlockedAddress } from '../src/features/notifications/outbound.js';
 import { PROJECT_NOTIFICATIONS_PER_MINUTE, RULE_NOTIFICATIONS_PER_MINUTE } from '../src/features/alerts/service.js';
 import { createProject, describeEngines, errorOf, ingest, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
@@ -272,5 +272,61 @@ describe('outbound address rules and error texts', () => {
     expect(describeSendError(err('EHOSTUNREACH', 'connect EHOSTUNREACH fd00::1:443'))).toBe('host unreachable');
     expect(describeSendError(err('ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames: IP: 10.0.0.1 is not in the cert's list"))).toBe('TLS certificate does not match the host');
     expect(describeSendError(err('EWHATEVER', 'something 10.0.0.1'))).toBe('network error (EWHATEVER)');
+  });
+
+  it('a project with every one of its slots held and 100 requests queued delays no other project: its first request starts at once, and freed slots go round-robin', async () => {
+    const limiter = new FairLimiter(8, 16);
+    for (let i = 0; i < 8; i++) await limiter.acquire('attacker');
+    const queued = Array.from({ length: 100 }, () => limiter.acquire('attacker'));
+    expect(limiter.waiting('attacker')).toBe(100);
+    // Not queued behind the attacker: granted in the same turn.
+    let granted = false;
+    void limiter.acquire('victim').then(() => (granted = true));
+    await Promise.resolve();
+    expect(granted).toBe(true);
+    expect(limiter.running('victim')).toBe(1);
+    // The server's cap: past 16 in all, a third project waits, and gets the next freed slot before the attacker's queue does.
+    for (let i = 0; i < 7; i++) await limiter.acquire('victim');
+    let third = false;
+    void limiter.acquire('third').then(() => (third = true));
+    await Promise.resolve();
+    expect(third).toBe(false);
+    limiter.release('victim');
+    await Promise.resolve();
+    expect(third).toBe(true);
+    expect(limiter.waiting('attacker')).toBe(100);
+    limiter.close(new Error('stopping'));
+    await Promise.allSettled(queued);
+  });
+
+  it('a destination that failed BREAKER_FAILURES times in a row is left alone, tried once when its period ends, and left twice as long if that fails', () => {
+    let t = 1_000_000;
+    const b = new Breakers(() => t);
+    for (let i = 0; i < BREAKER_FAILURES - 1; i++) {
+      expect(b.blockedUntil('dst_a')).toBeUndefined();
+      b.failed('dst_a');
+    }
+    expect(b.blockedUntil('dst_a')).toBeUndefined();
+    b.failed('dst_a');
+    expect(b.blockedUntil('dst_a')).toBe(t + BREAKER_OPEN_MS);
+    expect(b.blockedUntil('dst_other')).toBeUndefined();
+    t += BREAKER_OPEN_MS;
+    // One trial; the others keep away while it runs.
+    expect(b.blockedUntil('dst_a')).toBeUndefined();
+    expect(b.blockedUntil('dst_a')).toBeGreaterThan(t);
+    b.failed('dst_a');
+    expect(b.blockedUntil('dst_a')).toBe(t + 2 * BREAKER_OPEN_MS);
+    for (let i = 0; i < 10; i++) {
+      t += BREAKER_MAX_OPEN_MS;
+      expect(b.blockedUntil('dst_a')).toBeUndefined();
+      b.failed('dst_a');
+    }
+    expect(b.blockedUntil('dst_a')).toBe(t + BREAKER_MAX_OPEN_MS);
+    t += BREAKER_MAX_OPEN_MS;
+    expect(b.blockedUntil('dst_a')).toBeUndefined();
+    b.succeeded('dst_a');
+    expect(b.blockedUntil('dst_a')).toBeUndefined();
+    b.failed('dst_a');
+    expect(b.blockedUntil('dst_a')).toBeUndefined();
   });
 });
