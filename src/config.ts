@@ -20,6 +20,9 @@ export interface Config {
   readonly loginMaxAttempts: number;
   readonly loginMaxAttemptsPerIp: number;
   readonly loginWindowMs: number;
+  /** Accounts one client address (an IPv6 client's /64) may create per signupWindowMs. */
+  readonly signupMaxPerIp: number;
+  readonly signupWindowMs: number;
   readonly defaultPlan: PlanName;
   readonly logLevel: string;
   readonly trustProxy: boolean;
@@ -48,6 +51,10 @@ export interface Config {
   readonly maxTailsPerUser: number;
   /** Live tails open at once on this node, all users together. */
   readonly maxTails: number;
+  /** Live tails open at once on this node from one client address (an IPv6 client's /64). */
+  readonly maxTailsPerIp: number;
+  /** Invitations (each a mail) one user may send per hour, from all their projects together. */
+  readonly invitationsPerSenderPerHour: number;
   readonly tailHeartbeatMs: number;
   /** Logs per second per project, per plan (0: no limit). */
   readonly ingestRates: Readonly<Record<PlanName, number>>;
@@ -210,6 +217,8 @@ export function loadConfig(env: Env = process.env): Config {
     loginMaxAttempts: integer('LOGIN_MAX_ATTEMPTS', 10, 1, 1_000_000),
     loginMaxAttemptsPerIp: integer('LOGIN_MAX_ATTEMPTS_PER_IP', 100, 1, 1_000_000),
     loginWindowMs: duration('LOGIN_WINDOW', '15m', 1_000, 7 * 86_400_000),
+    signupMaxPerIp: integer('SIGNUP_MAX_PER_IP', 50, 1, 1_000_000),
+    signupWindowMs: duration('SIGNUP_WINDOW', '1h', 1_000, 7 * 86_400_000),
     defaultPlan: defaultPlan as PlanName,
     logLevel,
     trustProxy: boolean('TRUST_PROXY', false),
@@ -227,6 +236,8 @@ export function loadConfig(env: Env = process.env): Config {
     groupByMaxValues: integer('GROUP_BY_MAX_VALUES', 10_000, 10, 1_000_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
     maxTails: integer('MAX_TAILS', 1_000, 1, 1_000_000),
+    maxTailsPerIp: integer('MAX_TAILS_PER_IP', 100, 1, 1_000_000),
+    invitationsPerSenderPerHour: integer('INVITATIONS_PER_SENDER_PER_HOUR', 20, 1, 1_000_000),
     tailHeartbeatMs: duration('TAIL_HEARTBEAT', '15s', 1_000, 3_600_000),
     ingestRates: Object.fromEntries(PLAN_NAMES.map((p) => [p, integer(`INGEST_RATE_${p.toUpperCase()}`, DEFAULT_INGEST_RATES[p], 0, 100_000_000)])) as Record<PlanName, number>,
     retentionDays: {

@@ -45,7 +45,7 @@ export function createServices(deps: { config: Config; database: Database; secre
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
   // The log store is made below; a deletion asks it only once the server runs.
   const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now, purgeLogs: (projectId) => store.purgeProject(projectId) });
-  const members = createMembersService({ db, now, log, projects, mailer, publicUrl: config.publicUrl });
+  const members = createMembersService({ db, now, log, projects, mailer, publicUrl: config.publicUrl, invitationsPerSenderPerHour: config.invitationsPerSenderPerHour });
   const accounts = createAccountsService({
     db,
     config,

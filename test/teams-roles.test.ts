@@ -57,7 +57,11 @@ describeEngines('teams and roles', (engine) => {
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
-    s = await startServer(engine, { env: { SMTP_URL: smtp.url, PUBLIC_URL, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2' } });
+    // Every account here signs up from 127.0.0.1, over a hundred of them, and the role matrix's owner
+    // sends dozens of invitations: past the sign-up throttle's and the per-sender cap's defaults.
+    s = await startServer(engine, {
+      env: { SMTP_URL: smtp.url, PUBLIC_URL, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', SIGNUP_MAX_PER_IP: '100000', INVITATIONS_PER_SENDER_PER_HOUR: '100000' },
+    });
   });
   afterAll(async () => {
     await s?.close();

@@ -18,6 +18,7 @@ import * as m0015 from './migrations/0015_alert_state.js';
 import * as m0016 from './migrations/0016_destinations.js';
 import * as m0017 from './migrations/0017_teams.js';
 import * as m0018 from './migrations/0018_alert_history_project.js';
+import * as m0019 from './migrations/0019_account_deleting.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0016_destinations': m0016,
   '0017_teams': m0017,
   '0018_alert_history_project': m0018,
+  '0019_account_deleting': m0019,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -12,6 +12,8 @@ export interface UsersTable {
   plan_status: string;
   created_at: number;
   updated_at: number;
+  /** Set when the account's deletion began (its projects are being purged); null otherwise. */
+  deleting_since: number | null;
 }
 
 export interface RefreshTokensTable {

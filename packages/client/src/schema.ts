@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account
-         * @description Creates an account on DEFAULT_PLAN and signs it in. Emails are unique, compared case-insensitively. With `X-Refresh-Token-Transport: cookie` (the web console), the refresh token is set as the HttpOnly, SameSite=Strict `loglane_refresh` cookie scoped to /v1/auth and left out of the body.
+         * @description Creates an account on DEFAULT_PLAN and signs it in. Emails are unique, compared case-insensitively. One client address (an IPv6 client's /64) creates at most SIGNUP_MAX_PER_IP accounts per SIGNUP_WINDOW; past that, 429 with Retry-After until the window passes. A refused sign-up (such as a taken email) does not count. With `X-Refresh-Token-Transport: cookie` (the web console), the refresh token is set as the HttpOnly, SameSite=Strict `loglane_refresh` cookie scoped to /v1/auth and left out of the body.
          */
         post: operations["signup"];
         delete?: never;
@@ -815,6 +815,15 @@ export interface operations {
             };
             /** @description Every error has this body. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

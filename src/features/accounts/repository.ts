@@ -188,6 +188,16 @@ export async function insertPasswordReset(db: Executor, row: { token_hash: strin
   await db.insertInto('password_resets').values({ ...row, used_at: null }).execute();
 }
 
+/** Whose reset token this is (used or not), so the confirm can lock that account first. */
+export async function findPasswordResetOwner(db: Executor, tokenHash: string): Promise<string | undefined> {
+  return (await db.selectFrom('password_resets').select('user_id').where('token_hash', '=', tokenHash).executeTakeFirst())?.user_id;
+}
+
+/** Ends every reset token of the account still unused: its password has just changed. */
+export async function usePasswordResetsOf(db: Executor, userId: string, now: number): Promise<void> {
+  await db.updateTable('password_resets').set({ used_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+}
+
 /** Uses a live reset token, once: of concurrent confirms exactly one gets the user back. */
 export async function consumePasswordReset(db: Executor, tokenHash: string, now: number): Promise<string | undefined> {
   const row = await db
@@ -204,6 +214,17 @@ export async function consumePasswordReset(db: Executor, tokenHash: string, now:
 export async function deleteStalePasswordResets(db: Executor, before: number): Promise<number> {
   const result = await db.deleteFrom('password_resets').where('expires_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** Marks the account as being deleted (run it under the user's row lock); false if it is gone. */
+export async function markDeleting(db: Executor, id: string, now: number): Promise<boolean> {
+  const result = await db.updateTable('users').set({ deleting_since: now }).where('id', '=', id).where('deleting_since', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Accounts whose deletion began before `before` and never finished (a node stopped midway). */
+export async function unfinishedDeletions(db: Executor, before: number): Promise<string[]> {
+  return (await db.selectFrom('users').select('id').where('deleting_since', 'is not', null).where('deleting_since', '<', before).execute()).map((r) => r.id);
 }
 
 export async function deleteUser(db: Executor, id: string): Promise<boolean> {

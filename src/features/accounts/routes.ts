@@ -49,10 +49,10 @@ export function accountsRoutes(deps: { accounts: AccountsService; requireUser: p
     r.post('/auth/signup', {
       schema: {
         operationId: 'signup', tags, summary: 'Create an account',
-        description: 'Creates an account on DEFAULT_PLAN and signs it in. Emails are unique, compared case-insensitively.' + COOKIE_NOTE,
+        description: 'Creates an account on DEFAULT_PLAN and signs it in. Emails are unique, compared case-insensitively. One client address (an IPv6 client\'s /64) creates at most SIGNUP_MAX_PER_IP accounts per SIGNUP_WINDOW; past that, 429 with Retry-After until the window passes. A refused sign-up (such as a taken email) does not count.' + COOKIE_NOTE,
         headers: S.TransportHeaders,
         body: S.SignupBody,
-        response: { 201: S.SessionResponse, ...errorResponses(400, 409, 413, 415) },
+        response: { 201: S.SessionResponse, ...errorResponses(400, 409, 413, 415, 429) },
       },
     }, async (req, reply) => reply.status(201).send(issue(req, reply, await accounts.signup(req.body, clientOf(req)), wantsCookie(req))));
 

@@ -3,11 +3,13 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/types.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { lockRow } from '../../db/lock.js';
 import { isId, newId } from '../../ids.js';
 import { resetEmail, sendLater } from '../notifications/account-mail.js';
 import type { Mailer } from '../notifications/email.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
 import { periodEnd } from '../plans/plans.js';
+import { clientNetwork } from './client-address.js';
 import { isValidEmail, normaliseEmail } from './email-address.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import * as repo from './repository.js';
@@ -40,6 +42,8 @@ export interface Session {
 
 /** How long a password reset link works. */
 export const RESET_TOKEN_MINUTES = 30;
+/** An account whose deletion began this long ago and is still there was left midway (a node stopped): housekeeping finishes it. */
+export const UNFINISHED_DELETION_MS = 3600_000;
 
 export interface TokenPair {
   accessToken: string;
@@ -56,7 +60,7 @@ const invalidRefreshToken = () => new AppError('INVALID_REFRESH_TOKEN', 'The ref
 
 export function createAccountsService(deps: {
   db: Db;
-  config: Pick<Config, 'defaultPlan' | 'publicUrl' | 'refreshTokenTtlMs' | 'loginMaxAttempts' | 'loginMaxAttemptsPerIp' | 'loginWindowMs'>;
+  config: Pick<Config, 'defaultPlan' | 'publicUrl' | 'refreshTokenTtlMs' | 'loginMaxAttempts' | 'loginMaxAttemptsPerIp' | 'loginWindowMs' | 'signupMaxPerIp' | 'signupWindowMs'>;
   tokens: AccessTokens;
   now: () => number;
   log: FastifyBaseLogger;
@@ -96,7 +100,7 @@ export function createAccountsService(deps: {
 
   async function signedInUser(userId: string): Promise<repo.UserRow> {
     const user = await repo.findUserById(db, userId);
-    if (!user) throw new AppError('UNAUTHORIZED', 'The access token is not valid.');
+    if (!user || user.deleting_since !== null) throw new AppError('UNAUTHORIZED', 'The access token is not valid.');
     return user;
   }
 
@@ -143,19 +147,47 @@ export function createAccountsService(deps: {
       }
       await release(taken, 'succeeded');
       const what = key.startsWith('reset-') ? 'password reset requests' : 'failed sign-in attempts';
-      throw new AppError('RATE_LIMITED', `Too many ${what}. Try again later.`, { retryAfter: await waitFor(key) });
+      throw new AppError('RATE_LIMITED', `Too many ${what}. Try again later.`, { retryAfter: await waitFor(key, config.loginWindowMs) });
     }
     return taken;
+  }
+
+  /**
+   * Reserves one sign-up for the client's network (an IPv6 client's /64), the same way a login
+   * reserves its attempt: one conditional increment in the database, so the limit holds across
+   * nodes and bursts. Throws 429 with the rest of the window when the network has made
+   * SIGNUP_MAX_PER_IP accounts within SIGNUP_WINDOW.
+   */
+  async function reserveSignup(ip: string | undefined): Promise<Reservation> {
+    const key = `signup-ip:${sha256Hex(clientNetwork(ip))}`;
+    const windowStart = await repo.reserveAttempt(db, key, config.signupMaxPerIp, now(), config.signupWindowMs);
+    if (windowStart === undefined) {
+      throw new AppError('RATE_LIMITED', 'Too many accounts were created from this address. Try again later.', { retryAfter: await waitFor(key, config.signupWindowMs) });
+    }
+    return { key, windowStart };
   }
 
   /**
    * Seconds until a full key may take an attempt again: the rest of its window. (When checks in
    * flight fill it, a slot may free sooner, but those checks are most likely failures.)
    */
-  async function waitFor(key: string): Promise<number> {
+  async function waitFor(key: string, windowMs: number): Promise<number> {
     const row = await repo.findThrottle(db, key);
     const windowStart = row ? Number(row.window_start) : now();
-    return Math.max(1, Math.ceil((windowStart + config.loginWindowMs - now()) / 1000));
+    return Math.max(1, Math.ceil((windowStart + windowMs - now()) / 1000));
+  }
+
+  /**
+   * The rest of an account's deletion, once it is marked (no project can be created for it, nor
+   * handed to it, from then on): its projects with everything in them, then the user row, whose
+   * foreign keys take its logins, push subscriptions, memberships, invitations and reset tokens.
+   */
+  async function finishDeletion(userId: string, email: string): Promise<void> {
+    await deps.removeOwnedProjects(userId);
+    await repo.deleteUser(db, userId);
+    // Invitations still waiting for this address name it: they go too.
+    await deps.forgetInvitationsTo(email);
+    deps.onAccountDeleted(userId);
   }
 
   async function release(taken: Reservation[], outcome: 'failed' | 'succeeded' | 'reset'): Promise<void> {
@@ -163,24 +195,34 @@ export function createAccountsService(deps: {
   }
 
   return {
+    /**
+     * Creates an account. Each client network may create SIGNUP_MAX_PER_IP accounts per
+     * SIGNUP_WINDOW (429 past it); a sign-up that fails (a taken email) gives its place back.
+     */
     async signup(input: { email: string; password: string }, client: ClientInfo = {}): Promise<{ user: User } & TokenPair> {
       if (!isValidEmail(input.email)) throw validationError('/email', 'must be a valid email address');
-      const t = now();
-      const row: repo.UserRow = {
-        id: newId('usr', t),
-        email: normaliseEmail(input.email),
-        password_hash: await hashPassword(input.password),
-        plan: config.defaultPlan,
-        plan_status: 'active',
-        created_at: t,
-        updated_at: t,
-      };
+      const reserved = await reserveSignup(client.ip);
+      let row: repo.UserRow;
       try {
+        const t = now();
+        row = {
+          id: newId('usr', t),
+          email: normaliseEmail(input.email),
+          password_hash: await hashPassword(input.password),
+          plan: config.defaultPlan,
+          plan_status: 'active',
+          created_at: t,
+          updated_at: t,
+          deleting_since: null,
+        };
         await repo.insertUser(db, row);
       } catch (err) {
+        await repo.endAttempt(db, reserved.key, reserved.windowStart, 'succeeded').catch(() => {});
         if (isUniqueViolation(err)) throw new AppError('EMAIL_TAKEN', 'An account with this email already exists.');
         throw err;
       }
+      // The account was made: it counts against the network's window (the throttle's "failures").
+      await repo.endAttempt(db, reserved.key, reserved.windowStart, 'failed');
       return { user: toUser(row), ...(await startSession(row.id, client)) };
     },
 
@@ -192,6 +234,8 @@ export function createAccountsService(deps: {
       let ok = false;
       try {
         user = await repo.findUserByEmail(db, email);
+        // An account being deleted is as unknown as a deleted one.
+        if (user?.deleting_since != null) user = undefined;
         // An unknown email is verified against a dummy hash, so it takes as long as a wrong password.
         ok = (await verifyPassword(user?.password_hash ?? (await dummyHash()), input.password)) && user !== undefined;
       } catch (err) {
@@ -245,17 +289,20 @@ export function createAccountsService(deps: {
 
     /** Whether the account still exists: a deleted account's access tokens answer 401 at once. */
     async exists(userId: string): Promise<boolean> {
-      return (await repo.findUserById(db, userId)) !== undefined;
+      const user = await repo.findUserById(db, userId);
+      return user !== undefined && user.deleting_since === null;
     },
 
-    /** Changes the password; every other login ends (its refresh token fails), the caller's stays. */
+    /** Changes the password; every other login ends (its refresh token fails), the caller's stays, and every reset link dies. */
     async changePassword(userId: string, sessionId: string, input: { currentPassword: string; newPassword: string }, ip: string): Promise<void> {
       const user = await signedInUser(userId);
       await checkPassword(user, input.currentPassword, ip);
       const passwordHash = await hashPassword(input.newPassword);
       await db.transaction().execute(async (tx) => {
+        await lockRow(tx, 'users', userId);
         await repo.updatePasswordHash(tx, userId, passwordHash, now());
         await repo.endOtherSessions(tx, userId, sessionId, now());
+        await repo.usePasswordResetsOf(tx, userId, now());
       });
     },
 
@@ -267,21 +314,30 @@ export function createAccountsService(deps: {
       const email = normaliseEmail(input.email);
       await release(await reserve(throttleKeys(email, ip, 'reset-')), 'failed');
       const user = isValidEmail(email) ? await repo.findUserByEmail(db, email) : undefined;
-      if (!user) return;
+      if (!user || user.deleting_since !== null) return;
       const token = randomToken(32);
       const t = now();
       await repo.insertPasswordReset(db, { token_hash: sha256Hex(token), user_id: user.id, created_at: t, expires_at: t + RESET_TOKEN_MINUTES * 60_000 });
       sendLater(mailer, log, user.email, resetEmail(`${config.publicUrl}/reset-password#token=${token}`, RESET_TOKEN_MINUTES), 'password reset');
     },
 
-    /** Sets a new password with a reset token (once, within 30 minutes); every login of the account ends. */
+    /**
+     * Sets a new password with a reset token (once, within 30 minutes); every login of the account
+     * ends, and so does every other reset link of it. Confirms of one account run one at a time
+     * (under its row lock, as a password change does), so of two links used at once one wins.
+     */
     async confirmPasswordReset(input: { token: string; newPassword: string }): Promise<void> {
       const passwordHash = await hashPassword(input.newPassword);
+      const hash = sha256Hex(input.token);
       const done = await db.transaction().execute(async (tx) => {
-        const userId = await repo.consumePasswordReset(tx, sha256Hex(input.token), now());
+        const owner = await repo.findPasswordResetOwner(tx, hash);
+        if (!owner) return false;
+        await lockRow(tx, 'users', owner);
+        const userId = await repo.consumePasswordReset(tx, hash, now());
         if (!userId) return false;
         await repo.updatePasswordHash(tx, userId, passwordHash, now());
         await repo.endOtherSessions(tx, userId, undefined, now());
+        await repo.usePasswordResetsOf(tx, userId, now());
         return true;
       });
       if (!done) throw validationError('/token', 'is unknown, already used or expired: ask for a new reset link');
@@ -300,37 +356,47 @@ export function createAccountsService(deps: {
     },
 
     /**
-     * Deletes the account after checking its password: its projects with everything in them, then
-     * the user row, whose foreign keys take its logins, push subscriptions, memberships, invitations
-     * and reset tokens with it. Its access tokens answer 401 from then on (requireUser checks the account).
+     * Deletes the account after checking its password. It is marked first, under the user's row
+     * lock that project creation and ownership transfer take too: from then on its access tokens
+     * answer 401 and no project can be made for it or handed to it, so the projects purged next are
+     * all it will ever own, and nothing of it is left when the user row goes (finishDeletion).
      */
     async deleteAccount(userId: string, input: { password: string }, ip: string): Promise<void> {
       const user = await signedInUser(userId);
       await checkPassword(user, input.password, ip);
-      await deps.removeOwnedProjects(userId);
-      await repo.deleteUser(db, userId);
-      // Invitations still waiting for this address name it: they go too.
-      await deps.forgetInvitationsTo(user.email);
+      await db.transaction().execute(async (tx) => {
+        await lockRow(tx, 'users', userId);
+        await repo.markDeleting(tx, userId, now());
+      });
+      await finishDeletion(userId, user.email);
       for (const counter of ['', 'reset-'] as const) await repo.deleteThrottle(db, throttleKeys(user.email, ip, counter)[0]!.key);
-      deps.onAccountDeleted(userId);
     },
 
     async me(userId: string): Promise<Me | undefined> {
       const row = await repo.findUserById(db, userId);
-      if (!row) return undefined;
+      if (!row || row.deleting_since !== null) return undefined;
       return {
         ...toUser(row),
         subscription: { plan: row.plan, status: row.plan_status, periodEnd: iso(periodEnd(row.created_at, now())) },
       };
     },
 
-    /** Removes refresh tokens long past use and login-throttle windows that have closed. */
-    async housekeeping(): Promise<{ refreshTokens: number; throttles: number; sessions: number; passwordResets: number }> {
+    /**
+     * Removes refresh tokens long past use and throttle windows that have closed, and finishes the
+     * deletions a stopped node left midway.
+     */
+    async housekeeping(): Promise<{ refreshTokens: number; throttles: number; sessions: number; passwordResets: number; deletionsFinished: number }> {
       const t = now();
+      const unfinished = await repo.unfinishedDeletions(db, t - UNFINISHED_DELETION_MS);
+      for (const id of unfinished) {
+        const user = await repo.findUserById(db, id);
+        if (user) await finishDeletion(id, user.email);
+      }
       return {
+        deletionsFinished: unfinished.length,
         // Kept one extra lifetime after expiry, so a late replay still revokes its family.
         refreshTokens: await repo.deleteExpiredRefreshTokens(db, t - config.refreshTokenTtlMs),
-        throttles: await repo.deleteStaleThrottles(db, t - config.loginWindowMs),
+        throttles: await repo.deleteStaleThrottles(db, t - Math.max(config.loginWindowMs, config.signupWindowMs)),
         sessions: await repo.deleteEmptySessions(db),
         passwordResets: await repo.deleteStalePasswordResets(db, t - RESET_TOKEN_MINUTES * 60_000),
       };

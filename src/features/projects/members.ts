@@ -20,6 +20,8 @@ import type { Project, ProjectsService } from './service.js';
 export const INVITATION_DAYS = 7;
 /** How many invitations (and so mails) one project may send in an hour. */
 export const INVITATIONS_PER_HOUR = 20;
+/** How many invitations (and so mails) one user may send in an hour, from all their projects together (INVITATIONS_PER_SENDER_PER_HOUR). */
+export const INVITATIONS_PER_SENDER_PER_HOUR = 20;
 const INVITATION_MS = INVITATION_DAYS * 24 * 3600_000;
 
 export interface Member {
@@ -51,8 +53,11 @@ export function createMembersService(deps: {
   projects: Pick<ProjectsService, 'access' | 'get'>;
   mailer: Mailer | undefined;
   publicUrl: string;
+  /** Invitations one user may send per hour from all their projects together. */
+  invitationsPerSenderPerHour?: number;
 }) {
   const { db, now, log, projects, mailer, publicUrl } = deps;
+  const perSender = deps.invitationsPerSenderPerHour ?? INVITATIONS_PER_SENDER_PER_HOUR;
   const removedListeners: ((projectId: string, userId: string) => void)[] = [];
 
   /** The target member of a route, or 404 (a user id of any shape that is not a member). */
@@ -105,7 +110,10 @@ export function createMembersService(deps: {
       await db.transaction().execute(async (tx) => {
         await lockRow(tx, 'projects', projectId);
         await projects.access(userId, projectId, 'owner', 'transfer the project', tx);
-        const member = isId('usr', newOwnerId) ? await repo.findMember(tx, projectId, newOwnerId) : undefined;
+        // The new owner's row lock, which account deletion takes to mark the account: a project is
+        // never handed to an account whose deletion has begun (it would be left behind).
+        const newOwner = isId('usr', newOwnerId) && (await lockRow(tx, 'users', newOwnerId)) ? await findUserById(tx, newOwnerId) : undefined;
+        const member = newOwner && newOwner.deleting_since === null ? await repo.findMember(tx, projectId, newOwnerId) : undefined;
         if (!member) throw memberNotFound();
         if (member.role === 'owner') throw validationError('/userId', 'is already the owner');
         if (member.role !== 'admin') throw validationError('/userId', 'must be an admin of the project: make them an admin first');
@@ -137,14 +145,20 @@ export function createMembersService(deps: {
       const token = randomToken(32);
       const t = now();
       const row = { id: newId('inv', t), project_id: projectId, email, role: input.role, token_hash: sha256Hex(token), invited_by: userId, created_at: t, expires_at: t + INVITATION_MS };
-      // Each invitation sends a mail: a project sends at most INVITATIONS_PER_HOUR, counted under
-      // the project's row lock so racing requests (on any node) cannot pass it together.
+      // Each invitation sends a mail: a project sends at most INVITATIONS_PER_HOUR, and one sender
+      // INVITATIONS_PER_SENDER_PER_HOUR (configurable) from all their projects together, each counted under its
+      // row lock (the project's, then the sender's) so racing requests (on any node) cannot pass it.
+      const retryAfter = (oldest: number) => Math.max(1, Math.ceil((oldest + 3600_000 - t) / 1000));
       await db.transaction().execute(async (tx) => {
         await lockRow(tx, 'projects', projectId);
         const recent = await repo.invitationsSince(tx, projectId, t - 3600_000);
         if (recent.count >= INVITATIONS_PER_HOUR) {
-          const retryAfter = Math.max(1, Math.ceil((recent.oldest + 3600_000 - t) / 1000));
-          throw new AppError('RATE_LIMITED', `A project can send at most ${INVITATIONS_PER_HOUR} invitations an hour; try again later.`, { retryAfter });
+          throw new AppError('RATE_LIMITED', `A project can send at most ${INVITATIONS_PER_HOUR} invitations an hour; try again later.`, { retryAfter: retryAfter(recent.oldest) });
+        }
+        await lockRow(tx, 'users', userId);
+        const sent = await repo.invitationsSentSince(tx, userId, t - 3600_000);
+        if (sent.count >= perSender) {
+          throw new AppError('RATE_LIMITED', `One person can send at most ${perSender} invitations an hour, from all their projects together; try again later.`, { retryAfter: retryAfter(sent.oldest) });
         }
         await repo.insertInvitation(tx, row);
       });

@@ -179,9 +179,39 @@ export async function invitationsSince(db: Executor, projectId: string, since: n
   return { count: Number(row.n), oldest: Number(row.oldest ?? since) };
 }
 
-/** Invitations still pending: not accepted, not expired (a revoked one expired when it was revoked). */
+/** How many invitations the user sent since `since`, from every project (revoked ones included), and when the oldest of them was made. */
+export async function invitationsSentSince(db: Executor, userId: string, since: number): Promise<{ count: number; oldest: number }> {
+  const row = await db
+    .selectFrom('project_invitations')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('invited_by', '=', userId)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.n), oldest: Number(row.oldest ?? since) };
+}
+
+/**
+ * Invitations still pending: not accepted, not expired (a revoked one expired when it was revoked),
+ * and whose sender still holds the role to send them (an admin for a member's, the owner for an
+ * admin's). An invitation carries its sender's authority: it dies when the sender is removed,
+ * leaves, or loses the role, and is never accepted, listed or revoked after.
+ */
 function pending(db: Executor, now: number) {
-  return db.selectFrom('project_invitations').select(INVITATION_COLUMNS).where('accepted_at', 'is', null).where('expires_at', '>', now);
+  return db
+    .selectFrom('project_invitations')
+    .select(INVITATION_COLUMNS.map((c) => `project_invitations.${c}` as const))
+    .where('project_invitations.accepted_at', 'is', null)
+    .where('project_invitations.expires_at', '>', now)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('project_members')
+          .select('project_members.user_id')
+          .whereRef('project_members.project_id', '=', 'project_invitations.project_id')
+          .whereRef('project_members.user_id', '=', 'project_invitations.invited_by')
+          .where((m) => m.or([m('project_members.role', '=', 'owner'), m.and([m('project_members.role', '=', 'admin'), m('project_invitations.role', '=', 'member')])])),
+      ),
+    );
 }
 
 /** Pending invitations of a project, oldest first. */

@@ -101,14 +101,16 @@ export function createProjectsService(deps: {
     /**
      * Creates a project if the owner's plan allows one more. The plan is read, the projects counted
      * and the row inserted in one transaction under a lock on the user's row, so parallel creates
-     * (on any number of nodes) cannot exceed the cap. Only owned projects count.
+     * (on any number of nodes) cannot exceed the cap. Only owned projects count. An account being
+     * deleted creates none: its deletion marks it under the same lock, then purges what it owns.
      */
     async create(userId: string, name: string): Promise<Project> {
       return withFreshKey(() =>
         db.transaction().execute(async (tx) => {
           await lockRow(tx, 'users', userId);
           const user = await findUserById(tx, userId);
-          if (!user) throw new AppError('UNAUTHORIZED', 'The access token is not valid.');
+          // An account being deleted makes no project (its deletion marked it under this same lock).
+          if (!user || user.deleting_since !== null) throw new AppError('UNAUTHORIZED', 'The access token is not valid: its account no longer exists.');
           const check = checkLimit(user.plan, 'projects', await repo.countProjects(tx, userId));
           if (!check.ok) {
             throw new AppError('PLAN_LIMIT_EXCEEDED', check.message, { details: { resource: 'projects', limit: check.limit, plan: user.plan } });
