@@ -81,7 +81,7 @@ describeEngines('hostile OTLP', (engine) => {
     await s?.close();
   });
 
-  it('a ~80 KB export of 10,000 records under a 57 KB resource (572 MB once copied into every record) is refused with 413 after bounded work: heap growth stays under 256 MB, the bystander is unharmed, and the writer goes on committing', async () => {
+  it('a ~80 KB export of 10,000 records under a 57 KB resource (572 MB once copied into every record) is refused with 413 before any record is built: heap growth stays under 256 MB, the bystander is unharmed, and the writer goes on committing', async () => {
     const attacker = await signup(s);
     const ap = await createProject(s, attacker, 'amplifier');
     const victim = await signup(s);
@@ -89,7 +89,10 @@ describeEngines('hostile OTLP', (engine) => {
     const body = amplifying(10_000, 57);
     expect(body.length).toBeLessThan(100 * 1024);
 
+    const before = ingestWork.normalised;
     const { result, report } = await beside(s, vp.apiKey, () => peakHeapDuring(() => Promise.all([postOtlp(s, ap.apiKey, body), postOtlp(s, ap.apiKey, body)])), { label: 'OTLP resource amplification', minMs: 3000 });
+    // Refused before any record was built: only the bystander's logs (5 a request) were normalised.
+    expect(ingestWork.normalised - before).toBeLessThanOrEqual(5 * report.requests);
     console.log(`[hostile ${engine}] OTLP amplification: statuses ${result.result.map((r) => r.status).join(', ')}, heap growth ${result.growthMb} MB`);
 
     for (const answer of result.result) {

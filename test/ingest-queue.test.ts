@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
 import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs/admission.js';
 import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest-queue.js';
+import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest.js';
+import { IngestRateLimiter } from '../src/features/logs/rate-limit.js';
 import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
 import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, startServer, type Response, type TestServer } from './harness.js';
 
@@ -284,6 +286,35 @@ describe('the ingest queue', () => {
 });
 
 describe('the steps before the queue', () => {
+  it('ingest counts the size of the logs while it builds them: past the queue\'s largest batch it stops with 413, having built no more than that, and gives the rate its logs back', async () => {
+    const g = gatedWriter();
+    const queue = new IngestQueue(g.writer, options({ maxBytesPerBatch: 100_000 }));
+    const limiter = new IngestRateLimiter({ free: 1000 }, () => 0);
+    // No Idempotency-Key: the database is not reached.
+    const ingestLogs = createIngest({ db: undefined as never, queue, limiter, now: () => 0 });
+    // 1,000 logs of 1,000 characters: 1 MB of logs against a bound of 100,000.
+    const items = Array.from({ length: 1000 }, (_, i) => ({ value: { message: `${i} ${'x'.repeat(995)}` } }));
+    const before = ingestWork.normalised;
+    await expect(ingestLogs('proj_a', 'free', items)).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    // It stopped at the 101st log, the first past the bound.
+    expect(ingestWork.normalised - before).toBe(101);
+    expect([queue.queuedLogs, g.calls.length]).toEqual([0, 0]);
+    // What is known before building refuses before building: OTLP's attributes shared by every record.
+    const shared = items.map((item) => ({ ...item, leastBytes: 200 }));
+    await expect(ingestLogs('proj_a', 'free', shared)).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(ingestWork.normalised - before).toBe(101);
+    // The bucket (10,000 logs) got back what the refused requests took.
+    limiter.take('proj_a', 'free', 10_000);
+    // A request that fits goes through, in slices (of SLICE_LOGS logs here), and is stored whole.
+    const many = [...items.slice(0, 50), ...Array.from({ length: 2 * SLICE_LOGS }, (_, i) => ({ value: { message: `small ${i}` } }))];
+    const fits = ingestLogs('proj_c', 'free', many);
+    await expect(ingestLogs('proj_b', 'free', [{ error: 'this line is not valid JSON' }, { value: { nomessage: true } }])).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    await waitFor(() => g.calls.length === 1);
+    g.release();
+    expect((await fits).result).toEqual({ accepted: many.length, rejected: [] });
+    expect(g.calls[0]![0]!.rows.map((r) => r.message)).toEqual(many.map((item) => item.value.message));
+  });
+
   it('read slots: at most N holders, the next waits in order; a slot goes back on release (once) or after its hold time', async () => {
     const slots = new ReadSlots(2, 50);
     const order: string[] = [];

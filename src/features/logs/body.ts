@@ -38,8 +38,13 @@ export async function decodeBody(raw: Buffer, encoding: string | undefined): Pro
   }
 }
 
-/** An item of the batch: a parsed value, or why its NDJSON line could not be parsed. */
-export type BodyItem = { value: unknown } | { error: string };
+/**
+ * An item of the batch: a parsed value, or why its NDJSON line could not be parsed. `leastBytes`,
+ * when given, is a lower bound of the characters its log will come to, known before it is
+ * normalised (an OTLP record's share of attributes that every record of its scope carries), so a
+ * request too large for the ingest queue is refused before any of its logs is built.
+ */
+export type BodyItem = { value: unknown; leastBytes?: number } | { error: string };
 
 function tooMany(n: number): AppError {
   return new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} logs; this one has ${n.toLocaleString('en')}. Split it into smaller batches.`);

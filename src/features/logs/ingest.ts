@@ -3,10 +3,11 @@
  * plan's rate, and an Idempotency-Key claimed before and released when nothing was committed.
  *
  * What refuses a request comes before the work it would waste: the plan's rate and the queue's
- * bounds are checked before any log is normalised, and the logs' size is counted while they are,
- * so a request whose logs come to more than the queue takes in one batch (an OTLP export copies
- * its resource attributes into every record: 80 KB of protobuf can be 572 MB of logs) is refused
- * (413) as soon as it passes that, having built no more than that. Normalising goes in slices of
+ * bounds are checked before any log is normalised, with the least the logs will come to when the
+ * protocol knows it (an OTLP export copies its resource attributes into every record: 80 KB of
+ * protobuf can be 572 MB of logs, refused at once), and the logs' size is counted while they are
+ * built, so a request whose logs come to more than the queue takes in one batch is refused (413)
+ * as soon as it passes that, having built no more than that. Normalising goes in slices of
  * about SLICE_BYTES, each in an event-loop turn of its own after the first, and the request's
  * claim on the in-flight bytes (see IngestAdmission) grows with the logs built, so one project's
  * concurrent requests cannot build more between them than its share.
@@ -58,12 +59,20 @@ export function createIngest(deps: {
     // Logs' worth taken from the plan's rate and not (yet) stored: given back unless they are.
     let taken = 0;
     try {
-      const candidates = items.reduce((n, item) => ('error' in item ? n : n + 1), 0);
+      let candidates = 0;
+      let leastBytes = 0;
+      for (const item of items) {
+        if ('error' in item) continue;
+        candidates++;
+        leastBytes += item.leastBytes ?? 0;
+      }
       if (candidates > 0) {
-        // Before anything is built: a request over the rate or the queue's bounds costs nothing more.
+        // Before anything is built: a request too large for the queue, over the plan's rate or
+        // over the queue's bounds costs nothing more.
+        if (leastBytes > queue.maxBatchBytes) throw tooLarge(queue.maxBatchBytes);
         limiter.take(projectId, plan, candidates);
         taken = candidates;
-        queue.check(projectId, candidates, 0);
+        queue.check(projectId, candidates, leastBytes);
       }
       const { rows, rejected } = await normalise(projectId, items, receivedAt, claim);
       if (rows.length === 0) {

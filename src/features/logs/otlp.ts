@@ -210,7 +210,10 @@ export function toLogItems(request: OtlpRequest): BodyItem[] {
       const scope = scopeAttributes !== undefined && (name || version) ? { name, version, ...(Object.keys(scopeAttributes).length ? { attributes: scopeAttributes } : {}) } : undefined;
       // Attributes shared by every record of this scope that alone pass the metadata limit refuse
       // each record at once, instead of each record's check walking them again.
-      const sharedTooBig = resourceChars + (scope ? JSON.stringify(scope).length + '"scope":'.length : 0) + 2 > MAX_METADATA_BYTES;
+      // A lower bound of each record's metadata text: {"resource":{…},"scope":{…}} at least.
+      const scopeChars = scope ? JSON.stringify(scope).length + '"scope":'.length : 0;
+      const sharedChars = resourceChars + scopeChars === 0 ? 0 : resourceChars + scopeChars + 2;
+      const sharedTooBig = sharedChars > MAX_METADATA_BYTES;
       for (const record of list<unknown>(sl.logRecords, 'logRecords')) {
         if (items.length === MAX_LOGS_PER_REQUEST) {
           throw new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} log records; split the export into smaller batches.`);
@@ -218,7 +221,7 @@ export function toLogItems(request: OtlpRequest): BodyItem[] {
         if (!isObject(record)) items.push({ error: 'a log record must be an object' });
         else if (resource === undefined || scopeAttributes === undefined) items.push({ error: TOO_DEEP });
         else if (sharedTooBig) items.push({ error: TOO_BIG });
-        else items.push(deepOr(() => toLogItem(record as OtlpLogRecord, resource, serviceName, scope)) ?? { error: TOO_DEEP });
+        else items.push(deepOr(() => toLogItem(record as OtlpLogRecord, resource, serviceName, scope, sharedChars)) ?? { error: TOO_DEEP });
       }
     }
   }
@@ -235,7 +238,7 @@ function deepOr<T>(make: () => T): T | undefined {
   }
 }
 
-function toLogItem(r: OtlpLogRecord, resource: Record<string, unknown>, serviceName: string | undefined, scope: object | undefined): BodyItem {
+function toLogItem(r: OtlpLogRecord, resource: Record<string, unknown>, serviceName: string | undefined, scope: object | undefined, leastBytes: number): BodyItem {
   const body = anyValue(r.body);
   const eventName = typeof r.eventName === 'string' ? r.eventName : undefined;
   const message = typeof body === 'string' ? body : body === null ? (eventName ?? '') : JSON.stringify(body);
@@ -258,5 +261,6 @@ function toLogItem(r: OtlpLogRecord, resource: Record<string, unknown>, serviceN
       ...(serviceName ? { source: serviceName.slice(0, 200) } : {}),
       metadata,
     },
+    leastBytes,
   };
 }
