@@ -12,6 +12,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAKER_FAILURES, BREAKER_MAX_OPEN_MS, BREAKER_OPEN_MS, Breakers, describeSendError, FairLimiter, isBlockedAddress } from '../src/features/notifications/outbound.js';
@@ -155,6 +156,8 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
 
     let attackStarted = 0;
     let victimMs = 0;
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const { report } = await beside(
       s,
       bystanderKey,
@@ -179,9 +182,12 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
       },
       { label: 'alert destinations that never answer' },
     );
+    loop.disable();
     expectUnharmed(report);
     const elapsedMs = Date.now() - attackStarted;
-    console.log(`[hostile ${engine}] victim webhook and mail delivered ${victimMs} ms after its log, beside the attacker's hanging destinations; attacker requests: ${silent.requests + blackhole.requests} in ${elapsedMs} ms`);
+    console.log(
+      `[hostile ${engine}] victim webhook and mail delivered ${victimMs} ms after its log, beside the attacker's hanging destinations; attacker requests: ${silent.requests + blackhole.requests} in ${elapsedMs} ms; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`,
+    );
 
     const victimEntry = (await history(victim, victimRule.body.id))[0]!;
     await waitFor(async () => ((await history(victim, victimRule.body.id))[0]!.deliveries.every((d) => d.status === 'sent') ? true : undefined), 10_000, 'the victim\'s deliveries recorded as sent');
@@ -310,6 +316,10 @@ describe('outbound address rules and error texts', () => {
     b.failed('dst_a');
     expect(b.blockedUntil('dst_a')).toBe(t + BREAKER_OPEN_MS);
     expect(b.blockedUntil('dst_other')).toBeUndefined();
+    // Requests sent before it opened that fail late do not lengthen the period.
+    b.failed('dst_a');
+    b.failed('dst_a');
+    expect(b.blockedUntil('dst_a')).toBe(t + BREAKER_OPEN_MS);
     t += BREAKER_OPEN_MS;
     // One trial; the others keep away while it runs.
     expect(b.blockedUntil('dst_a')).toBeUndefined();

@@ -262,6 +262,8 @@ interface BreakerState {
   openUntil: number;
   /** The open period last used. */
   openMs: number;
+  /** A trial request is under way (the period ran out). */
+  trial: boolean;
 }
 
 /**
@@ -282,6 +284,7 @@ export class Breakers {
     if (t < state.openUntil) return state.openUntil;
     // The trial request: the others keep away while it runs.
     state.openUntil = t + TIMEOUT_MS + CONNECT_TIMEOUT_MS;
+    state.trial = true;
     return undefined;
   }
 
@@ -290,12 +293,18 @@ export class Breakers {
   }
 
   failed(id: string): void {
-    const state = this.#states.get(id) ?? { failures: 0, openUntil: 0, openMs: 0 };
+    const state = this.#states.get(id) ?? { failures: 0, openUntil: 0, openMs: 0, trial: false };
     state.failures++;
-    if (state.failures >= BREAKER_FAILURES) {
-      state.openMs = state.openMs === 0 ? BREAKER_OPEN_MS : Math.min(BREAKER_MAX_OPEN_MS, state.openMs * 2);
+    if (state.trial) {
+      // The trial failed: twice as long.
+      state.trial = false;
+      state.openMs = Math.min(BREAKER_MAX_OPEN_MS, state.openMs * 2);
+      state.openUntil = this.now() + state.openMs;
+    } else if (state.failures === BREAKER_FAILURES) {
+      state.openMs = BREAKER_OPEN_MS;
       state.openUntil = this.now() + state.openMs;
     }
+    // Past the threshold without a trial: a request sent before it opened, which changes nothing.
     this.#states.delete(id);
     this.#states.set(id, state);
     if (this.#states.size > MAX_BREAKERS) this.#states.delete(this.#states.keys().next().value!);
