@@ -4,7 +4,9 @@
  * blocks, with an unsummarised tail); random query trees and legacy `q` substrings are then walked
  * page by page with the index on, with every block forced to "maybe", and with the index off (the
  * scan): every page and cursor must be the same, and so must the stats of the same filter. Again after retention deleted logs under existing
- * summaries. And a needle reads only the blocks that may hold it (counted, not timed).
+ * summaries. Again over logs with generated metadata keys (empty, dots, NFC and NFD, paths past 512
+ * characters) and queries over the paths they hold (issue 25: an empty key once made summarised
+ * blocks miss logs). And a needle reads only the blocks that may hold it (counted, not timed).
  *
  * LOGLANE_PROPERTY_RUNS sets the runs per engine (default 120; half of it after the deletes); LOGLANE_PROPERTY_SEED replays.
  */
