@@ -209,6 +209,27 @@ describeEngines('hostile accounts, round two', (engine) => {
       }
       expect(leftovers).toEqual([]);
     }, 120_000);
+    it('a deletion left midway (a node stopped) locks the account out at once, and housekeeping finishes it an hour on', async () => {
+      const a = await signupFrom(s, freshIp());
+      const p = await createProject(s, a, 'left midway');
+      expect((await ingest(s, p.apiKey, [{ message: 'kept until the deletion is finished', level: 'info' }], { 'idempotency-key': 'midway' })).status).toBe(202);
+      // As deleteAccount leaves it when its node stops right after marking the account.
+      await s.database.db.updateTable('users').set({ deleting_since: s.clock.now() }).where('id', '=', a.id).execute();
+      expect((await s.request('GET', '/v1/auth/me', { token: a.accessToken })).status).toBe(401);
+      expect((await s.request('POST', '/v1/projects', { token: a.accessToken, body: { name: 'more' } })).status).toBe(401);
+      expect((await s.request('POST', '/v1/auth/login', { body: { email: a.email, password: a.password } })).status).toBe(401);
+      const services = (s.app as unknown as { services: { accounts: { housekeeping(): Promise<{ deletionsFinished: number }> } } }).services;
+      expect((await services.accounts.housekeeping()).deletionsFinished).toBe(0);
+      s.clock.advance(3600_000 + 1000);
+      expect((await services.accounts.housekeeping()).deletionsFinished).toBeGreaterThanOrEqual(1);
+      const db = s.database.db;
+      expect(await db.selectFrom('users').select('id').where('id', '=', a.id).execute()).toEqual([]);
+      for (const table of ['projects', 'logs', 'log_counts', 'idempotency_keys'] as const) {
+        const column = table === 'projects' ? 'id' : 'project_id';
+        const n = (await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where ${sql.ref(column)} = ${p.id}`.execute(db)).rows[0]!.n;
+        expect(Number(n), table).toBe(0);
+      }
+    });
   });
 
   describe('password reset links (finding 6)', () => {
