@@ -181,7 +181,7 @@ const MATCH_HOLD_MS = 50;
  * depends on the log and the regex alone, so it stays true whatever the rules become; the entry
  * goes with the log (a WeakMap), or when the log is decided.
  */
-const known = new WeakMap<object, Map<string, boolean>>();
+const known = new WeakMap<object, Map<string, boolean | number>>();
 
 /**
  * A level's groups, and per folded source the groups whose query admits it (see Group.sources),

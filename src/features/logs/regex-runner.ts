@@ -2,11 +2,21 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { DFA_MAX_BYTES, INLINE_COST, limitDfa, lruCache, type Pattern } from './pattern.js';
 
-/** One regular-expression test to run: does `pattern` match `text`? */
-export interface RegexTest {
-  pattern: Pattern;
-  text: string;
-}
+/**
+ * One regular-expression test to run: does `pattern` match `text`, or (with `texts`) any of them?
+ * Several texts are one test: the elements of one metadata array, decided together, whose cost is
+ * their sum (see decideWithRegexes).
+ */
+export type RegexTest = { pattern: Pattern; text: string } | { pattern: Pattern; texts: readonly string[] };
+
+/**
+ * The most steps one test of several texts is made of (decideWithRegexes cuts longer runs): 16
+ * inline budgets, a quarter of the worst single test (the largest program over the longest
+ * message), so a run stays far inside TEST_HARD_LIMIT_MS even on a loaded machine.
+ */
+export const MAX_TEST_STEPS = 16 * INLINE_COST;
+
+const textsOf = (t: RegexTest): readonly string[] => ('texts' in t ? t.texts : [t.text]);
 
 /** Longest stretch the event loop spends on inline tests before it lets other work in. */
 export const SLICE_MS = 8;
@@ -41,7 +51,7 @@ function regexThread(require: NodeRequire, lru: typeof lruCache, limit: typeof l
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
   const { RE2JS } = require(workerData.re2jsPath) as typeof import('re2js');
   const cache = lru<string, InstanceType<typeof RE2JS>>(workerData.cacheSize as number);
-  parentPort!.on('message', (msg: { id: number; source: string; text: string }) => {
+  parentPort!.on('message', (msg: { id: number; source: string; texts: string[] }) => {
     let result: boolean | null;
     try {
       let re = cache.get(msg.source);
@@ -50,7 +60,13 @@ function regexThread(require: NodeRequire, lru: typeof lruCache, limit: typeof l
         re = limit(RE2JS.compile(msg.source), workerData.dfaMaxBytes as number);
         cache.set(msg.source, re);
       }
-      result = re.test(msg.text);
+      result = false;
+      for (const text of msg.texts) {
+        if (re.test(text)) {
+          result = true;
+          break;
+        }
+      }
     } catch {
       result = null;
     }
@@ -60,7 +76,7 @@ function regexThread(require: NodeRequire, lru: typeof lruCache, limit: typeof l
 
 interface Job {
   source: string;
-  text: string;
+  texts: readonly string[];
   deadline: number;
   resolve: (result: boolean | undefined) => void;
 }
@@ -81,13 +97,15 @@ export class RegexWorker {
 
   constructor(readonly limits: { perOwner: number; total: number } = { perOwner: MAX_WAITING_PER_OWNER, total: MAX_WAITING }) {}
 
-  run(owner: string, source: string, text: string, deadline: number): Promise<boolean | undefined> {
+  /** Whether `source` matches the text, or any of the texts. */
+  run(owner: string, source: string, text: string | readonly string[], deadline: number): Promise<boolean | undefined> {
+    const texts = typeof text === 'string' ? [text] : text;
     if (this.#waiting >= this.limits.total || Date.now() >= deadline) return Promise.resolve(undefined);
     let queue = this.#queues.get(owner);
     if (queue && queue.length >= this.limits.perOwner) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       if (!queue) this.#queues.set(owner, (queue = []));
-      queue.push({ source, text, deadline, resolve });
+      queue.push({ source, texts, deadline, resolve });
       this.#waiting++;
       this.#next();
     });
@@ -146,7 +164,7 @@ export class RegexWorker {
     }, TEST_HARD_LIMIT_MS);
     timer.unref();
     this.#running = { id, job, timer };
-    worker.postMessage({ id, source: job.source, text: job.text });
+    worker.postMessage({ id, source: job.source, texts: job.texts });
   }
 }
 
@@ -166,8 +184,11 @@ export async function runTests(tests: readonly RegexTest[], owner: string, deadl
   // Steps run since the last turn: a turn is due past SLICE_MS or past INLINE_COST steps, whichever first.
   let steps = 0;
   for (let i = 0; i < tests.length; i++) {
-    const { pattern, text } = tests[i]!;
-    const cost = pattern.cost(text);
+    const test = tests[i]!;
+    const { pattern } = test;
+    const texts = textsOf(test);
+    let cost = 0;
+    for (const text of texts) cost += pattern.cost(text);
     if (cost <= INLINE_COST) {
       if (steps > 0 && steps + cost > INLINE_COST) {
         await yieldToLoop();
@@ -175,7 +196,7 @@ export async function runTests(tests: readonly RegexTest[], owner: string, deadl
         steps = 0;
         if (Date.now() >= deadline) break;
       }
-      results[i] = pattern.test(text);
+      results[i] = texts.some((text) => pattern.test(text));
       steps += cost;
       if (steps > runnerCounters.maxStepsPerTurn) runnerCounters.maxStepsPerTurn = steps;
       if (performance.now() - sliceStart > SLICE_MS) {
@@ -185,7 +206,7 @@ export async function runTests(tests: readonly RegexTest[], owner: string, deadl
         if (Date.now() >= deadline) break;
       }
     } else {
-      costly.push(worker.run(owner, pattern.source, text, deadline).then((r) => void (results[i] = r)));
+      costly.push(worker.run(owner, pattern.source, texts, deadline).then((r) => void (results[i] = r)));
     }
   }
   await Promise.all(costly);

@@ -20,9 +20,10 @@ export type RegexAnswers = ((leaf: RegexLeaf, view: LogView) => T3) | null;
 export function inlineRegexes(until: number): RegexAnswers {
   return (leaf, view) => {
     const kept = view.answers?.get(leaf.key);
-    if (kept !== undefined) return kept;
+    if (typeof kept === 'boolean') return kept;
     if (performance.now() > until) return undefined;
-    const texts = regexTexts(leaf.target, view);
+    // A number kept: that many texts, from the first, are known not to match.
+    const texts = kept === undefined ? regexTexts(leaf.target, view) : regexTexts(leaf.target, view).slice(kept);
     let steps = 0;
     for (const text of texts) steps += leaf.pattern.cost(text);
     if (view.regexSteps + steps > INLINE_COST) return undefined;

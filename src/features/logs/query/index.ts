@@ -22,14 +22,14 @@
  */
 import { levelName } from '../levels.js';
 import { lruCache, type Pattern } from '../pattern.js';
-import { runTests, SLICE_MS, type RegexTest } from '../regex-runner.js';
+import { MAX_TEST_STEPS, runTests, SLICE_MS, type RegexTest } from '../regex-runner.js';
 import { regexKey, type Field, type Node, type RegexLeaf, type RegexTarget, type TermWord, type Value, type Words } from './ast.js';
 import { evaluate, inlineRegexes, regexTexts, type RegexAnswers, type T3 } from './eval.js';
 import { narrow, type Narrowing } from './narrow.js';
 import { GROUP_BY_PATH, parse, parseField, QUERY_PATH } from './parse.js';
 import { fold, scalarText } from './text.js';
 import { createHash } from 'node:crypto';
-import { LogView, metadataOf, resolvePath, type QueryLog } from './view.js';
+import { evalCounters, LogView, metadataOf, resolvePath, type QueryLog } from './view.js';
 
 export type { Field, Node, RegexLeaf, RegexTarget, TermWord, Value, Words, Narrowing, QueryLog };
 export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_QUERY_PROGRAM_SIZE, MAX_TERMS, queryError, QUERY_PATH, GROUP_BY_PATH } from './parse.js';
@@ -153,47 +153,77 @@ export interface Pending {
  */
 export async function decideWithRegexes(pending: readonly Pending[], owner: string, deadline: number): Promise<void> {
   const tests: RegexTest[] = [];
-  /** Per log, per RegexLeaf.key: the span [from, to) of its tests, or its known answer. */
-  const spansOf = new Map<LogView, Map<string, [number, number] | boolean>>();
+  /** Texts in each test. */
+  const sizes: number[] = [];
+  /** Per log, per RegexLeaf.key: the span [from, to) of its tests and the texts known not to match before them, or its known answer. */
+  const spansOf = new Map<LogView, Map<string, [number, number, number] | boolean>>();
   for (const { view, query } of pending) {
     let byLeaf = spansOf.get(view);
     if (byLeaf === undefined) spansOf.set(view, (byLeaf = new Map()));
     for (const leaf of query.regexes) {
       if (byLeaf.has(leaf.key)) continue;
       const known = view.answers?.get(leaf.key);
-      if (known !== undefined) {
+      if (typeof known === 'boolean') {
         byLeaf.set(leaf.key, known);
         continue;
       }
       const from = tests.length;
-      for (const text of regexTexts(leaf.target, view)) tests.push({ pattern: leaf.pattern, text });
-      byLeaf.set(leaf.key, [from, tests.length]);
+      // A leaf's texts (an array's elements) are tested together, a run of them per test, so that
+      // elements each cheap but costly together are a test for the worker, never a run of inline
+      // tests; a run stops before MAX_TEST_STEPS. The texts an earlier round found not to match
+      // (a number kept on the view) are not tested again, so a long array is decided over rounds.
+      const done = known ?? 0;
+      let run: string[] = [];
+      let steps = 0;
+      const texts = regexTexts(leaf.target, view);
+      for (let x = done; x < texts.length; x++) {
+        const text = texts[x]!;
+        const cost = leaf.pattern.cost(text);
+        if (run.length > 0 && steps + cost > MAX_TEST_STEPS) {
+          tests.push({ pattern: leaf.pattern, texts: run });
+          sizes.push(run.length);
+          run = [];
+          steps = 0;
+        }
+        run.push(text);
+        steps += cost;
+      }
+      if (run.length > 0) {
+        tests.push({ pattern: leaf.pattern, texts: run });
+        sizes.push(run.length);
+      }
+      byLeaf.set(leaf.key, [from, tests.length, done]);
     }
   }
   const results = tests.length > 0 ? await runTests(tests, owner, deadline) : [];
-  const answerOf = (span: [number, number] | boolean): T3 => {
-    if (typeof span === 'boolean') return span;
-    let answer: T3 = false;
+  /** A leaf's answer, or (undecided) how many of its texts are known not to match. */
+  const answerOf = (span: [number, number, number]): boolean | number => {
+    let open = false;
+    let misses = span[2];
     for (let t = span[0]; t < span[1]; t++) {
       const r = results[t];
       if (r === true) return true;
-      if (r === undefined) answer = undefined;
+      if (r === undefined) open = true;
+      else if (!open) misses += sizes[t]!;
     }
-    return answer;
+    return open ? misses : false;
   };
   // The view keeps each answer found (see LogView.answers); then every pair is decided from them.
   for (const [view, byLeaf] of spansOf) {
     for (const [key, span] of byLeaf) {
       if (typeof span === 'boolean') continue;
       const answer = answerOf(span);
-      if (answer !== undefined) (view.answers ??= new Map()).set(key, answer);
+      if (typeof answer === 'boolean' || answer > span[2]) (view.answers ??= new Map()).set(key, answer);
     }
   }
   for (const { view, query, answers, k } of pending) answers[k] = evaluate(query.root, view, keptAnswer);
 }
 
 /** rx from what a view keeps alone. */
-const keptAnswer: RegexAnswers = (leaf, view) => view.answers?.get(leaf.key);
+const keptAnswer: RegexAnswers = (leaf, view) => {
+  const kept = view.answers?.get(leaf.key);
+  return typeof kept === 'boolean' ? kept : undefined;
+};
 
 /** What SQL may use to narrow the rows (a superset); {} when nothing is known. See Narrowing. */
 export function narrowing(query: Query): Narrowing {
@@ -252,7 +282,11 @@ export function groupNames(group: GroupField, log: QueryLog): string[] {
   if (field.kind === 'source') return [log.source === null ? NONE_GROUP : groupName(log.source)];
   if (field.kind !== 'meta') return [NONE_GROUP];
   const names = new Set<string>();
-  for (const v of resolvePath(metadataOf(log), field.path)) {
+  let units = 0;
+  const values = resolvePath(metadataOf(log), field.path, (n) => void (units += n));
+  evalCounters.units += units;
+  if (units > evalCounters.maxGroupUnits) evalCounters.maxGroupUnits = units;
+  for (const v of values) {
     if (v === null || v === undefined) continue;
     names.add(groupName(scalarText(v) ?? JSON.stringify(v)));
   }

@@ -41,20 +41,22 @@ const isObject = (v: unknown): v is object => typeof v === 'object' && v !== nul
  * Ordinary logs and queries cost thousands; a decision that reaches this many is cut off and the
  * log is undecided (the predicate's third value), never a stall. About 10 ms of work.
  */
-export const DECISION_BUDGET = 1_000_000;
+export const DECISION_BUDGET = 500_000;
 
 /**
  * What evaluation has cost in this process, for tests and benches: units charged in all, the most
  * one decision of one log spent, how many decisions were cut off at DECISION_BUDGET, and the most
- * regular-expression steps (program size × text length) one log ran inline (see inlineRegexes).
+ * regular-expression steps (program size × text length) one log ran inline (see inlineRegexes), and
+ * the most units naming one log's groups took (groupBy).
  */
-export const evalCounters = { units: 0, maxDecisionUnits: 0, cutOff: 0, maxLogRegexSteps: 0 };
+export const evalCounters = { units: 0, maxDecisionUnits: 0, cutOff: 0, maxLogRegexSteps: 0, maxGroupUnits: 0 };
 
 export function resetEvalCounters(): void {
   evalCounters.units = 0;
   evalCounters.maxDecisionUnits = 0;
   evalCounters.cutOff = 0;
   evalCounters.maxLogRegexSteps = 0;
+  evalCounters.maxGroupUnits = 0;
 }
 
 /**
@@ -166,13 +168,14 @@ export class LogView {
   regexSteps = 0;
 
   /**
-   * The answers of the regular expressions run on the log so far (by RegexLeaf.key), starting from
+   * The answers of the regular expressions run on the log so far (by RegexLeaf.key; a number while
+   * undecided: how many of its texts, from the first, are known not to match), starting from
    * those given: a caller that decides a log over several rounds (alert evaluation) carries them to
    * the next round instead of running the tests again.
    */
   constructor(
     readonly log: QueryLog,
-    public answers?: Map<string, boolean>,
+    public answers?: Map<string, boolean | number>,
   ) {}
 
   /** Starts deciding one query on this log: it may spend DECISION_BUDGET units from here. */
