@@ -162,23 +162,22 @@ export async function deleteCounts(db: Executor, ruleId: string): Promise<void> 
 export const RATE_LIMITED = 'rate limited';
 
 /**
- * How many entries of the rule, and of its project, written after `since` notified (those with a
- * delivery neither muted nor over a budget), each counted up to its `atMost`: one statement, each
- * count one indexed range of entries read oldest first (in a burst the entries that notified come
- * first, so those over the budget after them are not read), each entry looked up in deliveries.
+ * How many entries of a rule (or of a project) written after `since` notified (those with a
+ * delivery neither muted nor over a budget), counted up to `atMost`: one indexed range of entries
+ * read oldest first (in a burst the entries that notified come first, so those over the budget
+ * after them are not read), each entry looked up in deliveries.
  */
-export async function notifiedSince(db: Executor, ruleId: string, projectId: string, since: number, atMost: { rule: number; project: number }): Promise<{ rule: number; project: number }> {
-  const notified = (by: 'rule_id' | 'project_id', id: string, limit: number) => sql`
-    select count(*) from (
+export async function notifiedSince(db: Executor, by: 'rule_id' | 'project_id', id: string, since: number, atMost: number): Promise<number> {
+  const { rows } = await sql<{ n: number | string }>`
+    select count(*) as n from (
       select 1 as one from alert_history h
       where ${sql.ref(`h.${by}`)} = ${id} and h.triggered_at > ${since}
         and exists (select 1 from alert_deliveries d where d.history_id = h.id
           and (d.error is null or (d.error <> 'muted' and d.error not like ${RATE_LIMITED + '%'})))
       order by h.triggered_at
-      limit ${limit}
-    ) notified`;
-  const { rows } = await sql<{ r: number | string; p: number | string }>`select (${notified('rule_id', ruleId, atMost.rule)}) as r, (${notified('project_id', projectId, atMost.project)}) as p`.execute(db);
-  return { rule: Number(rows[0]?.r ?? 0), project: Number(rows[0]?.p ?? 0) };
+      limit ${atMost}
+    ) notified`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 export async function insertHistory(db: Executor, row: AlertHistoryTable): Promise<void> {

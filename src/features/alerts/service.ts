@@ -65,9 +65,9 @@ const SAMPLE_SIZE = 5;
  * either is still written (the history is the record) with every delivery `skipped`, its error
  * saying which budget it was over; a 0 s cooldown rule firing on every log sends its first
  * RULE_NOTIFICATIONS_PER_MINUTE a minute and no more. Counted in the database, so they hold across
- * nodes; firings of one project at the same instant on several nodes (each in its own
- * transaction) may each see the count before the others' entries, so a cluster of N nodes may
- * overshoot a budget by at most N - 1. docs/alerts.md, "How often a rule notifies", says so to users.
+ * nodes; on PostgreSQL, firings of one project in concurrent transactions (several nodes, or a
+ * clock round beside an ingest) may each read the count before the others' entries, so a budget
+ * may be passed by as many. docs/alerts.md, "How often a rule notifies", says so to users.
  */
 export const RULE_NOTIFICATIONS_PER_MINUTE = 10;
 export const PROJECT_NOTIFICATIONS_PER_MINUTE = 30;
@@ -203,11 +203,19 @@ export function createAlertsService(deps: {
     return written;
   }
 
-  /** Why an entry written now does not notify (a budget it is over), or null when it does. */
+  /**
+   * Why an entry written now does not notify (a budget it is over), or null when it does. The
+   * rule's budget is read first: a rule past it (a 0 s cooldown firing on every log) costs one short
+   * read, the project's is read only for a rule within its own.
+   */
   async function overBudget(tx: Executor, rule: repo.RuleRow, t: number): Promise<string | null> {
-    const n = await repo.notifiedSince(tx, rule.id, rule.project_id, t - 60_000, { rule: RULE_NOTIFICATIONS_PER_MINUTE, project: PROJECT_NOTIFICATIONS_PER_MINUTE });
-    if (n.rule >= RULE_NOTIFICATIONS_PER_MINUTE) return `${repo.RATE_LIMITED}: this rule notified ${RULE_NOTIFICATIONS_PER_MINUTE} times in the last minute`;
-    if (n.project >= PROJECT_NOTIFICATIONS_PER_MINUTE) return `${repo.RATE_LIMITED}: the project's alerts notified ${PROJECT_NOTIFICATIONS_PER_MINUTE} times in the last minute`;
+    const since = t - 60_000;
+    if ((await repo.notifiedSince(tx, 'rule_id', rule.id, since, RULE_NOTIFICATIONS_PER_MINUTE)) >= RULE_NOTIFICATIONS_PER_MINUTE) {
+      return `${repo.RATE_LIMITED}: this rule notified ${RULE_NOTIFICATIONS_PER_MINUTE} times in the last minute`;
+    }
+    if ((await repo.notifiedSince(tx, 'project_id', rule.project_id, since, PROJECT_NOTIFICATIONS_PER_MINUTE)) >= PROJECT_NOTIFICATIONS_PER_MINUTE) {
+      return `${repo.RATE_LIMITED}: the project's alerts notified ${PROJECT_NOTIFICATIONS_PER_MINUTE} times in the last minute`;
+    }
     return null;
   }
 
