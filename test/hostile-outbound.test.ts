@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAKER_FAILURES, BREAKER_MAX_OPEN_MS, BREAKER_OPEN_MS, Breakers, describeSendError, FairLimiter, isBlockedAddress } from '../src/features/notifications/outbound.js';
 import { PROJECT_NOTIFICATIONS_PER_MINUTE, RULE_NOTIFICATIONS_PER_MINUTE } from '../src/features/alerts/service.js';
-import { createProject, describeEngines, errorOf, ingest, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { startSmtpSink } from './sinks.js';
 import { addMember, scanDatabase } from './teams-helpers.js';
@@ -206,6 +206,46 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
     const requests = silent.requests + blackhole.requests;
     expect(requests).toBeLessThanOrEqual(DESTINATIONS * (BREAKER_FAILURES + Math.ceil(elapsedMs / BREAKER_OPEN_MS)));
   }, 180_000);
+
+  it('a project\'s rules together notify at most PROJECT_NOTIFICATIONS_PER_MINUTE times a minute, each rule at most RULE_NOTIFICATIONS_PER_MINUTE; the rest are written, skipped as rate limited', async () => {
+    const a = await signup(s);
+    await setPlan(s, a.id, 'enterprise');
+    const p = await createProject(s, a, 'many rules');
+    expect((await s.request('POST', `/v1/projects/${p.id}/destinations`, { token: a.accessToken, body: { type: 'webhook', name: 'hook', url: `${victimHooks.origin}/ok/budget-${p.id}` } })).status).toBe(201);
+    const RULES = 4;
+    const LOGS = 12;
+    const rules: string[] = [];
+    for (let i = 0; i < RULES; i++) {
+      const res = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: p.id, name: `budget ${i}`, condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['webhook'], cooldown: '0s' } });
+      expect(res.status, res.text).toBe(201);
+      rules.push(res.body.id);
+    }
+    const started = Date.now();
+    // Every log fires every rule: 48 entries.
+    for (let i = 0; i < LOGS; i++) {
+      expect((await ingest(s, p.apiKey, [{ level: 'error', message: `budget ${i}` }])).status).toBe(202);
+      await waitFor(async () => {
+        for (const id of rules) if ((await history(a, id)).length < i + 1) return undefined;
+        return true;
+      }, 15_000, `log ${i}'s entries`);
+    }
+    const entries = (await Promise.all(rules.map((id) => allHistory(a, id)))).map((list) => list.map((e) => e.deliveries[0]!));
+    const minutes = Math.ceil((Date.now() - started) / 60_000);
+    expect(entries.flat()).toHaveLength(RULES * LOGS);
+    const notified = entries.map((list) => list.filter((d) => !(d.error ?? '').startsWith('rate limited')).length);
+    for (const n of notified) expect(n).toBeLessThanOrEqual(RULE_NOTIFICATIONS_PER_MINUTE * minutes);
+    const total = notified.reduce((x, y) => x + y, 0);
+    expect(total).toBeLessThanOrEqual(PROJECT_NOTIFICATIONS_PER_MINUTE * minutes);
+    if (minutes === 1) expect(total).toBe(PROJECT_NOTIFICATIONS_PER_MINUTE);
+    const limited = entries.flat().filter((d) => (d.error ?? '').startsWith('rate limited'));
+    for (const d of limited) {
+      expect(d.status).toBe('skipped');
+      expect(d.error).toMatch(/^rate limited: (this rule notified 10 times|the project's alerts notified 30 times) in the last minute$/);
+    }
+    // What reached the destination: one POST per notified entry, no more.
+    await waitFor(() => victimHooks.got.filter((r) => r.path === `/ok/budget-${p.id}`).length >= total, 15_000, 'the notified entries\' webhooks');
+    expect(victimHooks.got.filter((r) => r.path === `/ok/budget-${p.id}`).length).toBe(total);
+  }, 120_000);
 
   it('send errors name no address: a refused resolution and a refused connection say what happened without the IP', async () => {
     const a = await signup(s);
