@@ -405,4 +405,22 @@ describeEngines('the skip index under retention and project deletion', (engine) 
       await s.close();
     }
   });
+
+  it('a block summarised while its project was being deleted is not saved after the deletion (issue 25)', async () => {
+    const s = await startServer(engine, { env: { INDEX_BLOCK_LOGS: String(BLOCK), INDEX_INTERVAL: '1h' } });
+    try {
+      const owner = await signup(s);
+      const project = await createProject(s, owner, 'deleted mid-build');
+      expect((await ingest(s, project.apiKey, Array.from({ length: BLOCK }, (_, i) => ({ message: `log ${i}` })))).status).toBe(202);
+      expect((await s.request('DELETE', `/v1/projects/${project.id}`, { token: owner.accessToken })).status).toBe(204);
+      // The builder had read the block before the deletion, and saves it after.
+      await s.app.services.store.buildBlock(project.id, 1, BLOCK);
+      const left = async (table: 'log_blocks' | 'log_block_blooms') =>
+        Number((await s.database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', project.id).executeTakeFirstOrThrow()).n);
+      expect(await left('log_blocks')).toBe(0);
+      expect(await left('log_block_blooms')).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
 });

@@ -145,8 +145,13 @@ export async function summarise(db: Executor, projectId: string, first: number, 
   return summary.finish();
 }
 
-/** Stores a summary (another node's copy of the same block wins: the first one stays). */
+/**
+ * Stores a summary (another node's copy of the same block wins: the first one stays), in the
+ * caller's PostgreSQL transaction, and only while the project exists (its row is held against the
+ * deletion until the transaction ends).
+ */
 export async function saveSummary(db: Executor, projectId: string, s: Summary, builtAt: number): Promise<void> {
+  if (!(await statements.projectOfSummary(db, projectId).forKeyShare().executeTakeFirst())) return;
   const { block, blooms } = summaryRows(projectId, s, builtAt);
   const inserted = await statements.insertBlock(db, block).executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return;

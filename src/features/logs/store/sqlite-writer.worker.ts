@@ -123,6 +123,9 @@ const countAlerts = db.transaction((counts: AlertCount[], ruleIds: string[], fro
  * writes logs, so the event loop never waits for the write lock. False when the block was there.
  */
 const saveSummary = db.transaction((block: BlockRowValues, blooms: BloomRowValues[]): boolean => {
+  // Not for a project deleted meanwhile (its deletion's transaction has taken the rest of its blocks).
+  const project = prepare(statements.projectOfSummary(compiler, block.project_id));
+  if (project.statement.get(project.params) === undefined) return false;
   const insert = prepare(statements.insertBlock(compiler, block));
   if (insert.statement.run(insert.params).changes === 0) return false;
   // A Buffer arrives as a Uint8Array; better-sqlite3 binds Buffers as blobs.

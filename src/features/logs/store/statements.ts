@@ -64,6 +64,16 @@ export function insertBlock(db: Executor, block: BlockRowValues) {
   return db.insertInto('log_blocks').values(block).onConflict((oc) => oc.columns(['project_id', 'first_seq']).doNothing());
 }
 
+/**
+ * The project's row, read in the transaction that saves a block's summary: a summary is saved only
+ * for a project that still exists (a project deleted while its block was being summarised must not
+ * get the block back after its deletion took the rest). PostgreSQL adds FOR KEY SHARE, so the
+ * deletion, which locks the row first, waits for the save or the save for it.
+ */
+export function projectOfSummary(db: Executor, projectId: string) {
+  return db.selectFrom('projects').select('id').where('id', '=', projectId);
+}
+
 /** Rows of a block's filters (at most BLOOM_ROWS_PER_STATEMENT). */
 export function insertBlockBlooms(db: Executor, rows: BloomRowValues[]) {
   return db.insertInto('log_block_blooms').values(rows as never);
