@@ -25,6 +25,7 @@ import { createTails } from './features/logs/tails.js';
 import { createMailer } from './features/notifications/email.js';
 import { createOutbox } from './features/notifications/outbox.js';
 import { createPushService } from './features/notifications/push-service.js';
+import { forgetRecipient } from './features/notifications/repository.js';
 import { loadVapidKeys, type VapidKeys } from './features/notifications/vapid.js';
 import { createProjectsService } from './features/projects/service.js';
 import { createMembersService } from './features/projects/members.js';
@@ -55,6 +56,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     mailer,
     removeOwnedProjects: (userId) => projects.removeOwnedBy(userId),
     forgetInvitationsTo: (email) => members.forgetInvitationsTo(email),
+    forgetAsRecipient: (userId) => forgetRecipient(db, userId),
     // This node's tails of the account end at once; other nodes' at their next check.
     onAccountDeleted: (userId) => hub.closeWhere((_, a) => a.userId === userId, 'the account was deleted'),
   });

@@ -286,9 +286,14 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
     expect((await ingest(s, p.apiKey, [{ level: 'error', message: 'boom' }])).status).toBe(202);
     await waitFor(async () => ((await history(owner, rule.body.id))[0]?.deliveries.every((d) => d.status === 'sent') ? true : undefined), 10_000, 'the firing mailed');
     expect(smtp.mails.some((m) => m.to.includes(member.email) && m.subject.includes('team fires'))).toBe(true);
+    // A delivery still pending (held by a node for a minute) whose mail already reached both.
+    const delivery = await s.database.db.selectFrom('alert_deliveries').innerJoin('alert_history', 'alert_history.id', 'alert_deliveries.history_id').select('alert_deliveries.id').where('alert_history.rule_id', '=', rule.body.id).executeTakeFirstOrThrow();
+    await s.database.db.updateTable('alert_deliveries').set({ status: 'pending', state: JSON.stringify({ done: [owner.id, member.id] }), locked_until: s.clock.now() + 60_000 }).where('id', '=', delivery.id).execute();
     expect((await s.request('DELETE', '/v1/account', { token: member.accessToken, body: { password: member.password } })).status).toBe(204);
     const holding = (await scanDatabase(s)).filter((c) => c.text.includes(member.id)).map((c) => `${c.table}.${c.column}`);
     expect(holding).toEqual([]);
+    const pending = await s.database.db.selectFrom('alert_deliveries').select('state').where('id', '=', delivery.id).executeTakeFirstOrThrow();
+    expect(JSON.parse(pending.state!)).toEqual({ done: [owner.id] });
   }, 60_000);
 });
 

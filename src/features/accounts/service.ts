@@ -70,6 +70,8 @@ export function createAccountsService(deps: {
   forgetInvitationsTo: (email: string) => Promise<void>;
   /** Told when an account is gone, so this node ends what it still holds open for it (live tails). */
   onAccountDeleted: (userId: string) => void;
+  /** Forgets the user in the progress of alert deliveries still pending (whom a mail already reached). */
+  forgetAsRecipient: (userId: string) => Promise<void>;
 }) {
   const { db, config, tokens, now, log, mailer } = deps;
 
@@ -187,6 +189,7 @@ export function createAccountsService(deps: {
     await repo.deleteUser(db, userId);
     // Invitations still waiting for this address name it: they go too.
     await deps.forgetInvitationsTo(email);
+    await deps.forgetAsRecipient(userId);
     deps.onAccountDeleted(userId);
   }
 
