@@ -100,7 +100,7 @@ describeEngines('fuzzing from the OpenAPI document', (engine) => {
   const tally = { requests: 0, fiveXX: 0, undocumented: 0, invalidBodies: 0 };
 
   beforeAll(async () => {
-    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS: '1000000', LOGIN_MAX_ATTEMPTS_PER_IP: '1000000', LOG_LEVEL: 'warn' } });
+    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS: '1000000', LOGIN_MAX_ATTEMPTS_PER_IP: '1000000', SIGNUP_MAX_PER_IP: '1000000', LOG_LEVEL: 'warn' } });
     doc = (await s.request('GET', '/v1/openapi.json')).body;
     const account = await signup(s);
     await setPlan(s, account.id, 'enterprise');
