@@ -8,13 +8,15 @@ import { AppError } from '../../errors.js';
 import { formatDuration } from '../../duration.js';
 import type { LogFilter } from './filter.js';
 import type { IndexOptions, IndexReport } from './blocks/search.js';
+import { chunksOf, nextTurn } from './page-stream.js';
+import type { LogRowStored, Position } from './repository.js';
 import type { LogStore } from './store/index.js';
 
 export type SearchIndexMode = 'on' | 'forced' | 'all-maybe' | 'off';
 
 export type LogReader = ReturnType<typeof createLogReader>;
 
-export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout'>, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
+export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout' | 'pageKeys' | 'rowsAt'>, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
   const index: IndexOptions = { blockLogs: config.indexBlockLogs, enabled: config.searchIndex };
   /** What the last search through the index read (tests count it). */
   let lastReport: IndexReport | undefined;
@@ -32,6 +34,28 @@ export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout'>, co
       } catch (err) {
         if (store.isTimeout(err)) throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
         throw err;
+      }
+    },
+    /**
+     * The logs SQL narrows `filter` to (see narrowed), newest first from `before`, for the app to
+     * decide: PATTERN_CHUNK keys and sizes a round, the logs themselves read in chunks of at most
+     * SCAN_CHUNK_BYTES of text (and PAGE_CHUNK_LOGS logs), with a turn of the event loop after each. `through` is where
+     * the chunk's keys end (a log deleted since its key was read is not in `rows`); the scan ends
+     * when the keys run out, or when the caller stops asking.
+     */
+    async *scan(projectId: string, filter: LogFilter, before: Position | undefined): AsyncGenerator<{ rows: LogRowStored[]; through: Position }> {
+      const sqlFilter = this.narrowed(filter);
+      for (;;) {
+        const keys = await this.withBudget(() => store.pageKeys(projectId, sqlFilter, before, PATTERN_CHUNK));
+        for (const chunk of chunksOf(keys, SCAN_CHUNK_BYTES)) {
+          const rows = await this.withBudget(() => store.rowsAt(projectId, chunk));
+          const last = chunk[chunk.length - 1]!;
+          yield { rows, through: { ts: last.ts, seq: last.seq } };
+          await nextTurn();
+        }
+        if (keys.length < PATTERN_CHUNK) return;
+        const last = keys[keys.length - 1]!;
+        before = { ts: last.ts, seq: last.seq };
       }
     },
     /** What SQL narrows to when the app decides: the other filters, the pattern's literal, the query's levels and times. */
@@ -57,7 +81,13 @@ export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout'>, co
   };
 }
 
-/** Rows read per round when the app decides (a pattern or a query). */
+/**
+ * Bytes of log text a scan reads and decides at a time: enough that a costly pattern's tests go to
+ * the regex runner in batches of a useful size, few enough that a scan holds little.
+ */
+export const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** Keys read per round when the app decides (a pattern or a query); their logs are read a chunk of bounded bytes at a time (scan). */
 export const PATTERN_CHUNK = 2000;
 
 /** Text a database can search for: PostgreSQL text cannot hold NUL. */

@@ -10,8 +10,8 @@ import { formatDuration } from '../../duration.js';
 import type { ProjectsService } from '../projects/service.js';
 import { searchIndexed } from './blocks/search.js';
 import { decidedInApp, matchAll, type LogFilter } from './filter.js';
-import { chunksOf, createPageReads, nextTurn, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
-import { PATTERN_CHUNK, type LogReader } from './reader.js';
+import { chunksOf, createPageReads, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
+import type { LogReader } from './reader.js';
 import type * as repo from './repository.js';
 import type { LogStore } from './store/index.js';
 
@@ -91,38 +91,30 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     const found: PageEntry[] = [];
     const held = { bytes: 0 };
     let decided = 0;
-    for (;;) {
-      // SQL narrows (the pattern's required literal, the query's levels and times) and gives the
-      // keys and sizes; the app reads and decides the logs a chunk of bounded bytes at a time, so a
-      // page that fills early reads no more.
-      const keys = await reader.withBudget(() => store.pageKeys(projectId, reader.narrowed(filter), position, PATTERN_CHUNK));
-      for (const chunk of chunksOf(keys)) {
-        const rows = await reader.withBudget(() => store.rowsAt(projectId, chunk));
-        const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
-        for (let i = 0; i < rows.length; i++) {
-          const verdict = verdicts[i];
-          if (verdict === undefined) {
-            // Out of time: answer what was found, and a cursor from the last log decided.
-            if (decided === 0) throw patternOutOfBudget();
-            return { data: found, nextCursor: encodeCursor(position!) };
-          }
-          decided++;
-          const row = rows[i]!;
-          position = { ts: Number(row.ts), seq: Number(row.seq) };
-          if (!verdict) continue;
-          found.push(entryOf(row, held));
-          if (found.length === limit) return { data: found, nextCursor: encodeCursor(position) };
+    // SQL narrows (the pattern's required literal, the query's levels and times); the app reads
+    // and decides the logs a chunk of bounded bytes at a time, so a page that fills early reads no more.
+    for await (const { rows, through } of reader.scan(projectId, filter, position)) {
+      // Out of time with logs left: answer what was found, and a cursor from where the scan stopped.
+      if (decided > 0 && Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position!) };
+      const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
+      for (let i = 0; i < rows.length; i++) {
+        const verdict = verdicts[i];
+        if (verdict === undefined) {
+          // Out of time: answer what was found, and a cursor from the last log decided.
+          if (decided === 0) throw patternOutOfBudget();
+          return { data: found, nextCursor: encodeCursor(position!) };
         }
-        // Others' requests are served between two chunks.
-        await nextTurn();
+        decided++;
+        const row = rows[i]!;
+        position = { ts: Number(row.ts), seq: Number(row.seq) };
+        if (!verdict) continue;
+        found.push(entryOf(row, held));
+        if (found.length === limit) return { data: found, nextCursor: encodeCursor(position) };
       }
-      if (keys.length < PATTERN_CHUNK) return { data: found, nextCursor: null };
-      // Past the logs deleted since their keys were read, the scan goes on from the last key.
-      const last = keys[keys.length - 1]!;
-      position = { ts: last.ts, seq: last.seq };
-      // Out of time: answer what was found, and a cursor from where the scan stopped.
-      if (Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position) };
+      // Past the logs deleted since their keys were read, the scan goes on from the chunk's last key.
+      position = through;
     }
+    return { data: found, nextCursor: null };
   }
 
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
