@@ -177,7 +177,7 @@ describeEngines('large reads are bounded, streamed and back-pressured', (engine)
       });
       output.catch(reject);
     });
-    expect(firsts.every((f) => f.startsWith('HTTP/1.1 200'))).toBe(true);
+    expect(firsts.filter((f) => !f.startsWith('HTTP/1.1 200'))).toEqual([]);
     // The server has gone as far as the back-pressure lets it: every page waits for its reader.
     const reads = s.app.services.logs.pageReads;
     // (Before the fix there was nothing to ask: the pages were built whole, and memory tells.)
