@@ -15,7 +15,7 @@ import { logJson } from './present.js';
 import type { LogRowStored, PageKey } from './repository.js';
 
 /** Bytes of log text a page reads, serialises and writes at a time (at least one log). */
-export const PAGE_CHUNK_BYTES = 512 * 1024;
+export const PAGE_CHUNK_BYTES = 256 * 1024;
 /** Logs a chunk holds at most, whatever their size. */
 export const PAGE_CHUNK_LOGS = 250;
 /** Searches one user may have running (read, or being written to its client) at once. */
