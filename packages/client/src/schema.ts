@@ -488,7 +488,7 @@ export interface paths {
         };
         /**
          * Search a project's logs, newest first
-         * @description Filters combine with AND. `nextCursor` continues the walk without repeating or skipping a log while new ones arrive. A `pattern` search that runs out of its time budget answers what it found so far and a cursor to continue from.
+         * @description Filters combine with AND. `nextCursor` continues the walk without repeating or skipping a log while new ones arrive. A `pattern` search that runs out of its time budget answers what it found so far and a cursor to continue from. The page is streamed as it is read; a user runs at most 2 searches at once, more wait up to 10 s and then get 429 RATE_LIMITED with Retry-After.
          */
         get: operations["searchLogs"];
         put?: never;
@@ -3576,6 +3576,15 @@ export interface operations {
             };
             /** @description Every error has this body. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
