@@ -101,7 +101,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
         const verdict = verdicts[i];
         if (verdict === undefined) {
           // Out of time: answer what was found, and a cursor from the last log decided.
-          if (decided === 0) throw patternOutOfBudget();
+          if (decided === 0) throw outOfBudget(filter);
           return { data: found, nextCursor: encodeCursor(position!) };
         }
         decided++;
@@ -122,16 +122,21 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     if (!reader.index.enabled) return undefined;
     const page = await reader.withBudget((ex) => searchIndexed(ex, projectId, filter, sqlOnly ? filter : reader.narrowed(filter), position, limit, deadline, sqlOnly, reader.index));
     if (!page) return undefined;
-    if ('outOfBudget' in page) throw patternOutOfBudget();
+    if ('outOfBudget' in page) throw outOfBudget(filter);
     reader.reported(page.report);
     // The first chunk's rows are kept; the others are read again as the page is written.
     const held = { bytes: 0 };
     return { data: page.data.map((row) => entryOf(row, held)), nextCursor: page.nextCursor && encodeCursor(page.nextCursor) };
   }
-  /** A pattern search that could not decide a single log within the budget. */
-  function patternOutOfBudget(): AppError {
-    return new AppError('VALIDATION_ERROR', `The pattern could not be tested within the ${formatDuration(config.queryBudgetMs)} budget on these logs; simplify the pattern, narrow the time range or add filters.`, {
-      details: [{ path: 'querystring:/pattern', message: 'did not finish within the query time budget' }],
+  /**
+   * A search that could not decide a single log within its budget: the time budget of a pattern's
+   * tests, or the work one log's decision may cost (docs/search.md, "What deciding one log may
+   * cost"). The detail points at the pattern when there is one, else at the query.
+   */
+  function outOfBudget(filter: LogFilter): AppError {
+    const what = filter.pattern ? 'pattern' : 'query';
+    return new AppError('VALIDATION_ERROR', `The ${what} could not be decided within its budget on these logs (${formatDuration(config.queryBudgetMs)}, and a bounded amount of work per log); simplify it, narrow the time range or add filters.`, {
+      details: [{ path: `querystring:/${what}`, message: 'did not finish within the query budget' }],
     });
   }
 
