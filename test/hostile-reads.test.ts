@@ -155,6 +155,23 @@ describeEngines('large reads are bounded, streamed and back-pressured', (engine)
     expect(result.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(SEARCHES_PER_USER);
   }, 300_000);
 
+  it('groupBy over every one of the 124 KB logs reads them a bounded chunk at a time: the bystander is unharmed and memory grows by at most 128 MB', async () => {
+    const url = `/v1/projects/${project.id}/logs/stats?from=0&groupBy=${encodeURIComponent('@a')}`;
+    const before = rssMb();
+    const { result, report } = await beside(s, bystander.apiKey, () => s.request('GET', url, { token: owner.accessToken }), { label: 'groupBy over 2,100 logs of 124 KB' });
+    expectUnharmed(report);
+    expect(result.status, result.text).toBe(200);
+    const groups: Record<string, number> = {};
+    for (const b of result.body.buckets as { groups: Record<string, number> }[]) for (const [name, n] of Object.entries(b.groups)) groups[name] = (groups[name] ?? 0) + n;
+    // Every log holds the same 30,000-character value: one group, named by its first 200 characters and a hash.
+    expect(Object.values(groups)).toEqual([LOGS]);
+    expect(Object.keys(groups)[0]!.length).toBeLessThan(256);
+    const growth = report.peakRssMb - before;
+    console.log(`[reads ${engine}] groupBy: RSS before ${Math.round(before)} MB, peak ${report.peakRssMb} MB`);
+    // Before, the scan read 2,000 logs a round: ~250 MB of rows at once.
+    expect(growth).toBeLessThan(128);
+  }, 300_000);
+
   it('12 clients that ask for a page and never read it hold at most 64 MB, and their pages are ended after PAGE_STALL_MS', async () => {
     // Six users of the project (members added directly), two searches each: every one streams.
     const tokens: string[] = [owner.accessToken];

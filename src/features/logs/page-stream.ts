@@ -51,13 +51,13 @@ export function rowTextBytes(row: LogRowStored): number {
   return row.message.length + (row.metadata?.length ?? 0) + (row.source?.length ?? 0);
 }
 
-/** Consecutive runs of `keys`, each of at most `maxBytes` (and PAGE_CHUNK_LOGS logs), at least one log each. */
-export function chunksOf<K extends PageKey>(keys: readonly K[], maxBytes = PAGE_CHUNK_BYTES): K[][] {
+/** Consecutive runs of `keys`, each of at most `maxBytes` (and `maxLogs` logs), at least one log each. */
+export function chunksOf<K extends PageKey>(keys: readonly K[], maxBytes = PAGE_CHUNK_BYTES, maxLogs = PAGE_CHUNK_LOGS): K[][] {
   const out: K[][] = [];
   let chunk: K[] = [];
   let bytes = 0;
   for (const key of keys) {
-    if (chunk.length > 0 && (bytes + key.bytes > maxBytes || chunk.length >= PAGE_CHUNK_LOGS)) {
+    if (chunk.length > 0 && (bytes + key.bytes > maxBytes || chunk.length >= maxLogs)) {
       out.push(chunk);
       chunk = [];
       bytes = 0;

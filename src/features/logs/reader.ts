@@ -8,7 +8,7 @@ import { AppError } from '../../errors.js';
 import { formatDuration } from '../../duration.js';
 import type { LogFilter } from './filter.js';
 import type { IndexOptions, IndexReport } from './blocks/search.js';
-import { chunksOf, nextTurn } from './page-stream.js';
+import { chunksOf, nextTurn, PAGE_CHUNK_LOGS } from './page-stream.js';
 import type { LogRowStored, Position } from './repository.js';
 import type { LogStore } from './store/index.js';
 
@@ -39,15 +39,16 @@ export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout' | 'p
     /**
      * The logs SQL narrows `filter` to (see narrowed), newest first from `before`, for the app to
      * decide: PATTERN_CHUNK keys and sizes a round, the logs themselves read in chunks of at most
-     * SCAN_CHUNK_BYTES of text (and PAGE_CHUNK_LOGS logs), with a turn of the event loop after each. `through` is where
+     * SCAN_CHUNK_BYTES of text (and `maxLogs` logs: PAGE_CHUNK_LOGS for a search, whose page ends
+     * early; a count takes whole rounds), with a turn of the event loop after each. `through` is where
      * the chunk's keys end (a log deleted since its key was read is not in `rows`); the scan ends
      * when the keys run out, or when the caller stops asking.
      */
-    async *scan(projectId: string, filter: LogFilter, before: Position | undefined): AsyncGenerator<{ rows: LogRowStored[]; through: Position }> {
+    async *scan(projectId: string, filter: LogFilter, before: Position | undefined, maxLogs = PAGE_CHUNK_LOGS): AsyncGenerator<{ rows: LogRowStored[]; through: Position }> {
       const sqlFilter = this.narrowed(filter);
       for (;;) {
         const keys = await this.withBudget(() => store.pageKeys(projectId, sqlFilter, before, PATTERN_CHUNK));
-        for (const chunk of chunksOf(keys, SCAN_CHUNK_BYTES)) {
+        for (const chunk of chunksOf(keys, SCAN_CHUNK_BYTES, maxLogs)) {
           const rows = await this.withBudget(() => store.rowsAt(projectId, chunk));
           const last = chunk[chunk.length - 1]!;
           yield { rows, through: { ts: last.ts, seq: last.seq } };
