@@ -116,7 +116,11 @@ export function createAlertsService(deps: {
     });
   /** Per account, when its recent tests were sent (at most TESTS_PER_MINUTE a minute). */
   const tests = new Map<string, number[]>();
-  const rules = new RuleCache(db, (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern or query cannot run; the rule counts nothing until it is changed'));
+  const rules = new RuleCache(
+    db,
+    (row, err) => log.warn({ ruleId: row.id, projectId: row.project_id, err: (err as Error).message }, 'alert rule pattern or query cannot run; the rule counts nothing until it is changed'),
+    now,
+  );
   /** Logs carried over to a later round at least once (the entries go with the logs). */
   const carried = new WeakSet<LogRowStored>();
   /** How many stalled rounds of its project each carried log has been left undecided in. */
@@ -550,7 +554,7 @@ interface LiveRule extends Matcher {
 export const RULE_CACHE_MS = 1000;
 
 interface RuleSet {
-  /** When it was read (this cache's clock); -Infinity once forgotten. */
+  /** When it was read (the service's clock); -Infinity once forgotten. */
   at: number;
   rules: Promise<LiveRule[]>;
   value?: LiveRule[];
@@ -571,17 +575,28 @@ interface RuleSet {
 class RuleCache {
   #entries = new Map<string, RuleSet>();
 
-  /** The cache's age is wall-clock time, not the service's clock (which tests may hold still). */
+  /**
+   * The cache's age is read on the service's clock (`now`, the clock every alert decision uses), so
+   * a test moves it forward instead of waiting. An entry whose read time is ahead of the clock (the
+   * clock was set back) counts as expired, so a step back never keeps a set longer than
+   * RULE_CACHE_MS.
+   */
   constructor(
     private readonly db: Db,
     private readonly onUnusable: (row: repo.RuleRow, err: unknown) => void,
-    private readonly now: () => number = () => performance.now(),
+    private readonly now: () => number,
   ) {}
+
+  /** Whether an entry read at `at` is still fresh at `t`. */
+  static #fresh(at: number, t: number): boolean {
+    const age = t - at;
+    return age >= 0 && age < RULE_CACHE_MS;
+  }
 
   of(projectId: string): Promise<LiveRule[]> {
     const t = this.now();
     const hit = this.#entries.get(projectId);
-    if (hit && t - hit.at < RULE_CACHE_MS) return hit.rules;
+    if (hit && RuleCache.#fresh(hit.at, t)) return hit.rules;
     const entry: RuleSet = {
       at: t,
       rules: repo.enabledRules(this.db, projectId).then((rows) => {
@@ -632,7 +647,7 @@ class RuleCache {
   /** True only when a fresh read found no enabled rule. */
   cachedEmpty(projectId: string): boolean {
     const hit = this.#entries.get(projectId);
-    return hit !== undefined && this.now() - hit.at < RULE_CACHE_MS && hit.value !== undefined && hit.value.length === 0;
+    return hit !== undefined && RuleCache.#fresh(hit.at, this.now()) && hit.value !== undefined && hit.value.length === 0;
   }
 
   /** The project's rules changed: read them again before the next use (the parsed texts stay for that read). */
