@@ -109,7 +109,8 @@ describeEngines('alert evaluation of queries and costly rules', (engine) => {
     for (const id of ids) expect((await firings(a, id)).length).toBe(2);
 
     // The cache's own expiry (how edits through another node are seen) parses nothing either.
-    await new Promise((r) => setTimeout(r, RULE_CACHE_MS + 50));
+    // The cache ages on the server's clock: moving it past RULE_CACHE_MS expires the entry at once.
+    s.clock.advance(RULE_CACHE_MS + 1);
     before = ruleQueryParses();
     await send(p.apiKey, [log(3)]);
     await caughtUp(10_000);
@@ -180,15 +181,21 @@ describeEngines('alert evaluation of queries and costly rules', (engine) => {
     // The costly project keeps sending: every round has its logs, and its first test holds the
     // worker for about a second, far past a slice.
     let sending = true;
+    let accepted = 0;
     const stream = (async () => {
       for (let i = 0; sending; i++) {
         const res = await ingest(s, costly.apiKey, [{ level: 'error', message: SLOW_MATCH.replace('abc', `ab${'cdefgh'[i % 6]}`) }]);
         expect([202, 429]).toContain(res.status);
+        if (res.status === 202) accepted++;
+        // Kept on purpose: this paces a steady stream over time (a log about every 100 ms, so
+        // every round has the costly project's logs) instead of a flood; nothing waits on it.
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      // The costly stream is under way (its first logs committed, their tests holding the worker)
+      // before the bystander's log arrives.
+      await waitFor(() => accepted >= 2, 10_000, "the costly project's first logs");
       await send(bystander.apiKey, [{ level: 'error', message: 'q'.repeat(6000) }]);
       // Its log is decided within the costly project's stream (in the next round, after the costly
       // project's own slice), not carried from round to round behind its tests.
