@@ -263,8 +263,9 @@ logger.error(new Error('boom'));
     );
     await proxy.close();
     expect(ran.stderr).toBe('');
+    // Exiting at all shows the partial batch went at once: the 60 s flush interval is longer than the
+    // test's timeout. How long it took depends on the machine, so it is not asserted.
     expect(ran.code).toBe(0);
-    expect(ran.ms).toBeLessThan(5000);
     expect(proxy.seen.map((x) => x.count)).toEqual([34]);
 
     const stored = await readAll(p);
@@ -381,7 +382,9 @@ process.stdout.write(String(Date.now() - started));
 `));
     await proxy.close();
     expect(ran.code).toBe(0);
-    expect(Number(ran.stdout)).toBeLessThan(500);
+    // The application was not held: had the logger waited for room in the buffer, nothing would have been
+    // dropped. How long the 1,000 lines took depends on the machine, so it is printed, not asserted.
+    console.log(`1,000 lines logged in ${ran.stdout} ms while the first request was held`);
     expect(ran.stderr).toContain('the buffer was full (maxBufferedLogs 100): dropped the 890 oldest logs');
     expect(ran.stderr).toContain('890 logs could not be delivered (110 delivered)');
     expect(ran.stderr).not.toContain(p.apiKey);
@@ -416,7 +419,8 @@ for (let i = 0; i < 50; i++) logger.info('lost ' + i);
     expect(ran.stderr).toContain('50 logs could not be delivered (0 delivered)');
     expect(ran.stderr).not.toContain(badKey);
     expect(ran.stderr).not.toContain('this_is_not_a_valid_key');
-    expect(ran.ms).toBeLessThan(5000);
+    // "Promptly": the key is refused once and not retried (the single report above); the exit itself
+    // happened within the test's timeout. The time depends on the machine and is not asserted.
   });
 });
 
@@ -427,11 +431,14 @@ describe('pino transport without a server', () => {
 logger.info('nobody is listening');
 `));
     expect(ran.code).toBe(0);
-    expect(ran.stderr).toContain('dropped a batch of 1 log after');
-    expect(ran.stderr).toContain('ECONNREFUSED');
+    // It gave up because of closeTimeoutMs, well before its 50 retries ran out, not after them.
+    const dropped = ran.stderr.match(/dropped a batch of 1 log after (\d+) tr(?:y|ies) \((.*)\)\./);
+    expect(dropped).not.toBeNull();
+    expect(Number(dropped![1])).toBeLessThan(51);
+    expect(dropped![2]).toContain('ECONNREFUSED');
+    expect(dropped![2]).toMatch(/the close deadline (passed|would pass before the next try)/);
     expect(ran.stderr).toContain('1 log could not be delivered (0 delivered)');
     expect(ran.stderr).not.toContain('llk_whatever_key');
-    expect(ran.ms).toBeLessThan(6000);
   });
 
   it('a server that never answers does not hold the application: the request in flight is abandoned at closeTimeoutMs', async () => {
@@ -444,7 +451,8 @@ for (let i = 0; i < 5; i++) logger.info('stuck ' + i);
     expect(proxy.seen.map((x) => x.count)).toEqual([5]);
     expect(ran.stderr).toContain('dropped a batch of 5 logs after 1 try (the close deadline passed)');
     expect(ran.stderr).toContain('5 logs could not be delivered (0 delivered)');
-    expect(ran.ms).toBeLessThan(5000);
+    // Exiting at all shows the request was abandoned: the proxy holds it for 60 s, longer than the
+    // test's timeout. How long it took depends on the machine and is not asserted.
   });
 
   it('a bad option stops the logger with a message that names it', async () => {
