@@ -181,12 +181,12 @@ describeInChromium('console teams and account care in chromium', (engine) => {
     await expect.poll(() => b.locator('.log-message').first().innerText()).toBe('seen live by the teammate');
 
     // The owner removes them: the open tail ends at once and the teammate's view says they lost access.
-    const removedAt = Date.now();
+    // "At once" is checked by what happens, not by a clock: the teammate's page, never reloaded, is told by
+    // its ending tail (within the wait's timeout), and the tail is closed on the server below.
     await members.getByRole('button', { name: `Remove ${teammate.email}` }).click();
     await a.getByRole('dialog', { name: 'Remove this member?' }).getByRole('button', { name: 'Remove member' }).click();
     await expect.poll(() => members.locator('.members-table tbody tr').count()).toBe(1);
     await b.getByText('You no longer have access to this project').waitFor({ timeout: 10_000 });
-    expect(Date.now() - removedAt).toBeLessThan(10_000);
     expect(await b.locator('.log-message').count()).toBe(0);
     await until('the tail closed on the server', () => openTails() === tailsBefore, 5000);
     expectedFailures.add(`404 /v1/projects/${projectId}/logs/tail`);
