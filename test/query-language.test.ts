@@ -1,6 +1,7 @@
 /**
  * The query language as a pure module (src/features/logs/query): the parser's errors and limits,
- * the predicate over the CONTRACT's table (test/query-cases.ts), the narrowing (a superset on every
+ * the predicate over the table of cases (test/query-cases.ts) drawn from docs/search.md ("The rules",
+ * "Worked examples over two real logs"), the narrowing (a superset on every
  * case), groupBy, and random queries that may only ever produce the 400.
  */
 import fc from 'fast-check';
@@ -60,11 +61,8 @@ describe('parser', () => {
 
   it('uses the caller’s path and a sentence for the top-level message', () => {
     expect(refusal('@status:', '/condition/query')).toEqual({ path: '/condition/query', message: "at column 9: expected a value after ':'" });
-    try {
-      parseQuery('(a');
-    } catch (err) {
-      expect((err as AppError).message).toBe("The query is not valid: at column 3: expected ')' to close the '(' at column 1.");
-    }
+    expect(() => parseQuery('(a')).toThrow(AppError);
+    expect(() => parseQuery('(a')).toThrow(/^The query is not valid: at column 3: expected '\)' to close the '\(' at column 1\.$/);
   });
 
   it('holds the limits exactly at their edges', () => {
@@ -223,9 +221,11 @@ describe('predicate', () => {
     node.end = 1;
     const log: QueryLog = { ts: 1, level: 2, source: null, message: '', metadata: JSON.stringify(meta) };
     const path = Array.from({ length: 30 }, () => 'a').join('.');
+    // Trying each of the 2^30 ways to split the path would not finish within the test's timeout: the right
+    // answer at all is the check. The time depends on the machine, so it is printed, never asserted.
     const started = performance.now();
     expect(await matchLogs(parseQuery(`@${path}.end:1`), [log], OWNER, soon())).toEqual([true]);
-    expect(performance.now() - started).toBeLessThan(1000);
+    console.log(`30-level dotted path resolved in ${Math.round(performance.now() - started)} ms`);
   });
 
   it('ANDs the legacy parameters as nodes of the same tree', async () => {
@@ -267,7 +267,8 @@ describe('the legacy parameters and the query read alike', () => {
       expect(refusal(`level:${alias}`).message, alias).toMatch(/expected a level/);
       expect(levelIndex(alias), alias).toBeUndefined();
     }
-    // Ingestion still maps them (CONTRACT, "Ingest").
+    // Search refuses them (docs/search.md, "What each field compares"); ingestion still maps them
+    // (docs/integrations.md, "How `POST /v1/logs` reads a log").
     expect(['warning', 'ERR', ' critical ', '\u0130NFO'].map(parseLevel)).toEqual([3, 4, 5, 2]);
   });
 
@@ -402,11 +403,14 @@ describe('wildcards', () => {
   it('stay linear on hostile patterns and long values', async () => {
     const value = 'a'.repeat(60_000);
     const log: QueryLog = { ts: 1, level: 2, source: null, message: value, metadata: JSON.stringify({ v: value, w: [value.slice(1)] }) };
+    // A backtracking matcher would not finish these within the test's timeout: each answered, and
+    // answered false, is the check.
+    // The time depends on the machine, so it is printed, never asserted.
     const started = performance.now();
     for (const q of [`@v:*${'a?'.repeat(300)}b*`, `@w:*${'a'.repeat(600)}b*a`, `${'a?'.repeat(300)}b*`, `*a*a*a*a*a*a*a*a*a*a*b`, `@v:${'*a'.repeat(200)}*b`]) {
       expect(await matchLogs(parseQuery(q), [log], OWNER, soon()), q).toEqual([false]);
     }
-    expect(performance.now() - started).toBeLessThan(2000);
+    console.log(`hostile globs over 60,000 characters: ${Math.round(performance.now() - started)} ms`);
   });
 });
 
