@@ -21,6 +21,27 @@ const COSTLY = '([a-z]{1000})([a-z]{990})';
 const VICTIM_TEXT = ('abc'.repeat(600) + '1').repeat(17).slice(0, 30_000);
 
 
+/** re2js's DFA, whose fields limitDfa sets: what the budget test reads of it. */
+interface DfaState { nfaStates: readonly number[]; matchIDs: readonly number[]; next: readonly unknown[] | null; nextAnchored: readonly unknown[] | null }
+interface Dfa {
+  maxMem: number;
+  memBudget: number;
+  clearCache(): void;
+  cachedStates(): Iterable<DfaState>;
+  constructor: { stateCost(pcs: readonly number[], ids: readonly number[]): number; TABLE_OVERHEAD: number; ELEMENT_SIZE: number };
+}
+const dfaOf = (re: RE2JS): Dfa => (re.re2Input as unknown as { dfa: Dfa }).dfa;
+/** The bytes a DFA's cache holds, by re2js's own cost of each state and transition table. */
+function dfaBytes(dfa: Dfa): number {
+  const cost = dfa.constructor;
+  let bytes = 0;
+  for (const state of dfa.cachedStates()) {
+    bytes += cost.stateCost(state.nfaStates, state.matchIDs);
+    for (const table of [state.next, state.nextAnchored]) if (table !== null) bytes += cost.TABLE_OVERHEAD + cost.ELEMENT_SIZE * table.length;
+  }
+  return bytes;
+}
+
 describe('pattern cost cap', () => {
   it('refuses programs past the cap before compiling them, and caches by source', () => {
     expect(RE2JS.compile(COSTLY).re2Input.prog.numInst()).toBeLessThanOrEqual(MAX_PROGRAM_SIZE);
@@ -56,11 +77,27 @@ describe('pattern cost cap', () => {
     const letter = () => String.fromCharCode(97 + ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 26));
     const texts = Array.from({ length: 40 }, () => Array.from({ length: 5000 }, letter).join(''));
     const small = limitDfa(RE2JS.compile(source), 64 * 1024);
-    const dfa = (small.re2Input as unknown as { dfa: { maxMem: number; memBudget: number; stateCount: number } }).dfa;
     const plain = RE2JS.compile(source);
-    for (const text of texts) expect(small.test(text)).toBe(plain.test(text));
+    const dfa = dfaOf(small);
+    let restarts = 0;
+    const clearCache = dfa.clearCache.bind(dfa);
+    dfa.clearCache = () => {
+      restarts++;
+      clearCache();
+    };
+    for (const text of texts) {
+      expect(small.test(text)).toBe(plain.test(text));
+      // The bytes its cached states and tables hold, counted from what is in the cache, stay within the cap
+      // after every text, and agree with its own accounting.
+      const held = dfaBytes(dfa);
+      expect(held).toBeLessThanOrEqual(64 * 1024);
+      expect(held).toBe(dfa.maxMem - dfa.memBudget);
+    }
     expect(dfa.maxMem).toBe(64 * 1024);
-    expect(dfa.memBudget).toBeGreaterThanOrEqual(0);
+    // The cap was reached, and the cache started again, rather than never being tested:
+    // without the cap the same texts make the DFA hold far more.
+    expect(restarts).toBeGreaterThan(0);
+    expect(dfaBytes(dfaOf(plain))).toBeGreaterThan(64 * 1024);
     // What the service compiles gets the default cap.
     expect(DFA_MAX_BYTES).toBeLessThan(8 * 1024 * 1024);
   });
