@@ -20,7 +20,7 @@
  * through every node that took logs.
  */
 import { randomBytes } from 'node:crypto';
-import type { RequestOptions, Response } from './harness.js';
+import { waitFor, type RequestOptions, type Response } from './harness.js';
 
 /** Anything that answers HTTP requests: a TestServer, or a node of a cluster wrapped as one. */
 export interface Node {
@@ -56,15 +56,16 @@ export async function createAlertMarker(node: Node, token: string, projectId: st
       const message = `marker ${randomBytes(6).toString('hex')}`;
       const sent = await via.request('POST', '/v1/logs', { headers: { 'x-api-key': apiKey }, body: { message, level: 'debug', source: MARKER_SOURCE } });
       if (sent.status !== 202) throw new Error(`marker log: ${sent.status} ${sent.text}`);
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const h = await node.request('GET', `/v1/alerts/${ruleId}/history?limit=5`, { token });
-        if (h.status !== 200) throw new Error(`marker history: ${h.status} ${h.text}`);
-        const entries = h.body.data as { sample: { message: string }[] }[];
-        if (entries.some((e) => e.sample.some((l) => l.message === message))) return;
-        if (Date.now() > deadline) throw new Error(`the marker log was not evaluated within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitFor(
+        async () => {
+          const h = await node.request('GET', `/v1/alerts/${ruleId}/history?limit=5`, { token });
+          if (h.status !== 200) throw new Error(`marker history: ${h.status} ${h.text}`);
+          const entries = h.body.data as { sample: { message: string }[] }[];
+          return entries.some((e) => e.sample.some((l) => l.message === message));
+        },
+        timeoutMs,
+        'the marker log to be evaluated',
+      );
     },
   };
 }
