@@ -37,7 +37,10 @@ export interface Condition {
   query: string | null;
 }
 
-/** CONTRACT durations: `^[0-9]+(s|m|h|d)$` within bounds. */
+/**
+ * A rule's duration (`window`, `cooldown`): `^[0-9]+(s|m|h|d)$` within the given bounds, as
+ * docs/api.md ("Timestamps and durations" and "Alert rules") describes them.
+ */
 export function parseRuleDuration(text: string, path: string, minMs: number, maxMs: number): number {
   const ms = DURATION_TEXT.test(text) ? parseDuration(text) : undefined;
   if (ms === undefined) throw validationError(path, 'must be a number followed by s, m, h or d (for example 30s, 5m, 1h, 1d)');
