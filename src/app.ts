@@ -52,7 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: logger as FastifyBaseLogger,
     trustProxy: config.trustProxy,
     genReqId: newRequestId,
-    // Errors of Node's HTTP parser (431, a broken Content-Length…) answer in the contract's body too.
+    // Errors of Node's HTTP parser (431, a broken Content-Length…) answer in the error body too
+    // (docs/api.md, "The error body").
     clientErrorHandler: clientErrorHandler(maxHeaderSize),
     // Our own 503 OVERLOADED (below) answers requests that arrive while closing.
     return503OnClosing: false,
@@ -60,7 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     // Errors Fastify raises before routing (an overlong path parameter, a malformed URL) get the
-    // contract's body too. An id too long to exist is simply not found.
+    // error body too (docs/api.md, "The error body"). An id too long to exist is simply not found.
     frameworkErrors: (error, request, reply) => {
       const notFound = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       void sendError(reply, request, notFound ? { status: 404, code: 'NOT_FOUND', message: 'The resource was not found.' } : translateError(error));

@@ -1,4 +1,4 @@
-/** The CONTRACT's error codes and their statuses, as data. */
+/** The error codes and their statuses, as data (docs/api.md, "Codes and statuses"). */
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,

@@ -9,7 +9,7 @@ import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../err
 /** A request id, as every request (and every error body) carries. */
 export const newRequestId = (): string => `req_${randomBytes(8).toString('hex')}`;
 
-/** The CONTRACT's error body, for the OpenAPI document and for response serialisation. */
+/** The error body (docs/api.md, "The error body"), for the OpenAPI document and for response serialisation. */
 export const ErrorBody = Type.Object(
   {
     error: Type.Object({
@@ -63,7 +63,8 @@ function validationDetails(err: FastifyError): ErrorDetail[] {
 }
 
 /**
- * Turns anything thrown into the CONTRACT's code, status and message; unknown errors become 500.
+ * Turns anything thrown into its code, status and message (docs/api.md, "Codes and statuses");
+ * unknown errors become 500.
  * `isRetryable` says which database errors are worth a client's retry (the log store's, per engine).
  */
 export function translateError(err: unknown, isRetryable: (err: unknown) => boolean = () => false): Translated {
@@ -171,7 +172,8 @@ const answeredSockets = new WeakSet<Socket>();
 /**
  * Fastify's `clientErrorHandler`: errors of Node's HTTP parser (a header section over the limit, a
  * broken Content-Length, bytes that are not HTTP, a request that never finished arriving) get the
- * contract's body with a request id, in the body and in X-Request-Id, like every other error.
+ * error body (docs/api.md, "The error body") with a request id, in the body and in X-Request-Id,
+ * like every other error.
  * The server then half-closes: it stops writing, reads what the client still sends for a while,
  * and only then closes, so a client still writing its request can read the answer.
  */

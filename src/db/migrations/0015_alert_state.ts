@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Alert state (CONTRACT, "Alert state, silence alerts, destinations"):
+ * Alert state (docs/alerts.md, "State"):
  * - alert_rules.state `ok` | `firing`, state_since (null until the first change of state);
  * - comparison `above` (count ≥ threshold, as before) | `below` (count < threshold);
  * - condition_at: when the condition was last set (a `below` rule fires only once it is a window old);

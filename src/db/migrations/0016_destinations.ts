@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * A project's alert destinations (CONTRACT, "Alert state, silence alerts, destinations"): webhooks
+ * A project's alert destinations (docs/alerts.md, "Destinations"): webhooks
  * and Slack incoming webhooks. A webhook's signing secret is kept sealed (AES-256-GCM under a key
  * derived from the server's secret, bound to the destination's id), never in plain text; it is
  * shown once, in the answer to its creation.

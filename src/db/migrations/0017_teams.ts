@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Teams and account care (CONTRACT, "Account care and teams"):
+ * Teams and account care (docs/teams.md, "Roles" and "Account care"):
  * - project_members: who may see a project and with which role (`owner`, exactly one, mirrors
  *   projects.user_id; `admin`; `member`), and whether they muted its alert notifications.
  *   Every existing project gets its owner's row.

@@ -71,7 +71,7 @@ export async function deleteOldCounts(db: Executor, before: number): Promise<voi
  * Claims a `triggered` entry: ok → firing, or a reminder while firing, once the cooldown has passed
  * since the last one. One conditional update, so of any number of nodes evaluating the same rule at
  * once exactly one gets the row back (the cooldown decides: with `0s`, every evaluation that finds
- * the condition true may write one, as the CONTRACT's reminders say). It holds only for the
+ * the condition true may write one, as docs/alerts.md, "State", says of reminders). It holds only for the
  * condition the node evaluated (its version, condition_at): a node working from a rule read
  * before a change of condition (a cached set, a clock page) claims nothing. A `below` rule is
  * claimed only once its condition is a window old. state_since moves only on the change of state.

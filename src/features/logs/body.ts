@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { AppError } from '../../errors.js';
 
-/** CONTRACT: at most 5 MiB after decompression and 10,000 logs per request. */
+/** docs/api.md, "Log ingestion": at most 5 MiB after decompression and 10,000 logs per request. */
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 export const MAX_LOGS_PER_REQUEST = 10_000;
 

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/types.js';
 import { AppError } from '../../errors.js';
 
-/** How long a key remembers its answer (CONTRACT: 24 hours). */
+/** How long a key remembers its answer (docs/api.md, "Idempotency": 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** An in-flight claim older than this never committed (a commit marks it done) and may be taken over. */
 export const IDEMPOTENCY_LEASE_MS = 60_000;

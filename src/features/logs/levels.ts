@@ -29,7 +29,7 @@ export function parseLevel(value: unknown): number | undefined {
 
 /**
  * What reads take (the `level` parameter, `level:` in queries): one of the six level names, no
- * aliases (CONTRACT, "Search query language"), ignoring case as the query language does (fold)
+ * aliases (docs/search.md, "What each field compares"), ignoring case as the query language does (fold)
  * → the level index; undefined otherwise.
  */
 export function levelIndex(name: string): number | undefined {

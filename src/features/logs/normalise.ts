@@ -1,7 +1,7 @@
 import { parseLevel } from './levels.js';
 import { parseTime } from './query/text.js';
 
-/** CONTRACT limits for one log. */
+/** The limits for one log (docs/api.md, "Log ingestion"). */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 export const MAX_METADATA_BYTES = 64 * 1024;
 export const MAX_SOURCE_CHARS = 200;

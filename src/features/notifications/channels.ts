@@ -67,7 +67,10 @@ function conditionOf(ctx: FiringContext) {
   };
 }
 
-/** A webhook's body (CONTRACT): the event, the rule, its state after it, the count and sample, a link. */
+/**
+ * A webhook's body (docs/alerts.md, "Channels"): the event, the rule, its state after it, the count
+ * and sample, a link.
+ */
 export function webhookBody(ctx: FiringContext, publicUrl: string): string {
   return JSON.stringify({
     type: eventType(ctx.kind),

@@ -20,7 +20,10 @@ export function isPlanName(value: string): value is PlanName {
  */
 export const DEFAULT_INGEST_RATES: Record<PlanName, number> = { free: 1_000, starter: 5_000, pro: 20_000, enterprise: 0 };
 
-/** Subscription states: only `active` is used today; the rest are reserved by the CONTRACT. */
+/**
+ * Subscription states: only `active` is used today; the rest are reserved (docs/api.md, "Accounts
+ * and tokens").
+ */
 export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'canceled'] as const;
 
 /**

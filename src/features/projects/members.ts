@@ -1,7 +1,8 @@
 /**
- * Project members and invitations (CONTRACT, "Account care and teams"): list, change a role,
- * remove or leave, hand over ownership, mute notifications; invite by email (a single-use token
- * kept only as its digest, 7 days, accepted only by the invited address).
+ * Project members and invitations (docs/teams.md; docs/api.md, "Teams: members, roles and
+ * invitations"): list, change a role, remove or leave, hand over ownership, mute notifications;
+ * invite by email (a single-use token kept only as its digest, 7 days, accepted only by the
+ * invited address).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/types.js';

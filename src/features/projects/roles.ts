@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
 
 /**
- * A project member's role (CONTRACT, "Account care and teams"): `owner` (exactly one) ≥ `admin` ≥
+ * A project member's role (docs/teams.md, "Roles"): `owner` (exactly one) ≥ `admin` ≥
  * `member`. Every project route names the least role it needs; an outsider gets 404 before any
  * role is considered, so the answer never says the project exists.
  */

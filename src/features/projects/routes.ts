@@ -72,7 +72,7 @@ export function projectsRoutes(deps: { projects: ProjectsService; members: Membe
       },
     }, async (req) => projects.rotateKey(req.userId, req.params.id));
 
-    // Members, invitations and notification settings (CONTRACT, "Account care and teams").
+    // Members, invitations and notification settings (docs/api.md, "Teams: members, roles and invitations").
     const members_ = { ...common, tags: ['Members'] };
     r.get('/projects/:id/members', {
       schema: { ...members_, operationId: 'listMembers', summary: 'The project\'s members, the owner first', params: IdParams, response: { 200: ListOf(S.Member), ...errorResponses(401, 404) } },

@@ -29,7 +29,7 @@ const projectNotFound = () => notFound('project');
 /** How many times to retry on the (astronomically unlikely) collision of two generated keys. */
 const KEY_ATTEMPTS = 3;
 
-/** What each project action needs (CONTRACT, "Account care and teams"). */
+/** What each project action needs (docs/teams.md, "Roles"). */
 const WHAT = { rename: 'rename the project', rotate: 'rotate its API key', delete: 'delete the project' } as const;
 
 export function createProjectsService(deps: {

@@ -1,7 +1,7 @@
 import type { Role } from './types.ts';
 
 /**
- * What each role may do in a project (CONTRACT, "Account care and teams"): the console disables
+ * What each role may do in a project (docs/teams.md, "Roles"): the console disables
  * what the caller's role may not use, and says which role it needs, instead of letting the server
  * refuse with FORBIDDEN_ROLE.
  */

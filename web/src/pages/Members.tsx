@@ -7,7 +7,7 @@ import { navigate } from '../lib/router.ts';
 import type { Invitation, Member, Project, Role } from '../lib/types.ts';
 import { ActionsCell, ConfirmActions, ConfirmDialog, Dialog, ErrorNote, Field, HeadWithActions, RoleBadge, Spinner, useAction, useMe, useResource } from '../components/ui.tsx';
 
-/** Why the caller may not remove `target`, or undefined when they may (CONTRACT's role table). */
+/** Why the caller may not remove `target`, or undefined when they may (docs/teams.md, "Roles"). */
 function removeLock(caller: Role | undefined, target: Member): string | undefined {
   if (target.role === 'owner') return 'The owner cannot be removed; ownership can be transferred to an admin.';
   if (target.role === 'admin') return needsRole(caller, 'owner', 'Removing an admin');

@@ -1,9 +1,9 @@
 /**
- * The search query language (CONTRACT, "Search query language"): one parsed tree, one in-memory
+ * The search query language (docs/search.md, "The rules"): one parsed tree, one in-memory
  * predicate that decides (search, stats, tail and alerts), and a narrowing that SQL may use to fetch
  * a superset of the rows. Pure: no database, no HTTP.
  *
- * Where the CONTRACT is silent, this module decides (test/query-cases.ts marks those cases):
+ * Where the documented rules are silent, this module decides (test/query-cases.ts marks those cases):
  * - "Ignoring case" everywhere (phrases, equality, wildcards, source, level names) is fold(): NFC,
  *   then the simple lower-case mapping, as for words. So `σίσυφος` (final ς) is not `ΣΊΣΥΦΟΣ` (σ).
  * - A bare `*` selects every log. A bare term with no word characters (`=>`, `🚀`) is matched as a
@@ -15,9 +15,10 @@
  *   an ISO time without an offset is UTC.
  * - Reserved field names are lower case only (`LEVEL:x` is a metadata path). A quoted segment is one
  *   key, never split at its dots; an unquoted dotted path tries every split (nested and flat keys).
- * - Metadata equality follows the CONTRACT literally: a string compares as text (`"500.0"` is not
- *   `500`), a number numerically (`@x:5e2` matches 500). Regexes and wildcards see numbers and
- *   booleans as written in JSON, never null. Keys are case-sensitive.
+ * - Metadata equality follows docs/search.md, "What each field compares", literally: a string
+ *   compares as text (`"500.0"` is not `500`), a number numerically (`@x:5e2` matches 500).
+ *   Regexes and wildcards see numbers and booleans as written in JSON, never null. Keys are
+ *   case-sensitive.
  * - Columns: node `start` is the column of its first character, `end` the column just past it.
  */
 import { levelName } from '../levels.js';

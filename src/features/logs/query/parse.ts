@@ -18,7 +18,7 @@ export const MAX_QUERY_PROGRAM_SIZE = 2 * MAX_PROGRAM_SIZE;
 export const QUERY_PATH = 'querystring:/query';
 export const GROUP_BY_PATH = 'querystring:/groupBy';
 
-/** The CONTRACT's 400: details[0].message is `at column N: expected …`. */
+/** The 400 of docs/search.md, "Errors": details[0].message is `at column N: expected …`. */
 export function queryError(path: string, column: number, expected: string): AppError {
   const message = `at column ${column}: expected ${expected}`;
   return new AppError('VALIDATION_ERROR', `The query is not valid: ${message}.`, { details: [{ path, message }] });
