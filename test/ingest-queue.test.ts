@@ -6,7 +6,7 @@ import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/inges
 import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest.js';
 import { IngestRateLimiter } from '../src/features/logs/rate-limit.js';
 import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
-import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, startServer, type Response, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, startServer, type Response, type TestServer, waitFor } from './harness.js';
 
 /** A writer whose commits finish when the test says so. */
 function gatedWriter() {
@@ -40,13 +40,6 @@ const options = (o: Partial<IngestQueueOptions> = {}): IngestQueueOptions => ({ 
 
 /** Lets the queue take its next group after a commit finished. */
 const settle = () => new Promise((r) => setImmediate(r));
-
-/** Waits until `done()` holds, at most `timeoutMs`; answers whether it does. */
-async function waitFor(done: () => boolean, timeoutMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  return done();
-}
 
 describe('the ingest queue', () => {
   it('commits what waits together, and refuses with 503 OVERLOADED past its bound', async () => {
@@ -309,7 +302,7 @@ describe('the steps before the queue', () => {
     const many = [...items.slice(0, 50), ...Array.from({ length: 2 * SLICE_LOGS }, (_, i) => ({ value: { message: `small ${i}` } }))];
     const fits = ingestLogs('proj_c', 'free', many);
     await expect(ingestLogs('proj_b', 'free', [{ error: 'this line is not valid JSON' }, { value: { nomessage: true } }])).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
-    await waitFor(() => g.calls.length === 1);
+    await waitFor(() => g.calls.length === 1, 5000, 'the first commit to start');
     g.release();
     expect((await fits).result).toEqual({ accepted: many.length, rejected: [] });
     expect(g.calls[0]![0]!.rows.map((r) => r.message)).toEqual(many.map((item) => item.value.message));
@@ -319,6 +312,9 @@ describe('the steps before the queue', () => {
     const slots = new ReadSlots(2, 50);
     const order: string[] = [];
     const a = await slots.acquire();
+    // b's hold time starts inside this call, so no earlier than bAcquired: a lower bound that holds on any
+    // machine (measured from later, a busy machine could spend the whole hold before the clock is read).
+    const bAcquired = performance.now();
     const b = await slots.acquire();
     const c = slots.acquire().then((release) => (order.push('c'), release));
     const d = slots.acquire().then((release) => (order.push('d'), release));
@@ -329,10 +325,9 @@ describe('the steps before the queue', () => {
     const releaseC = await c;
     await settle();
     expect(order).toEqual(['c']);
-    // b never gives its slot back: after its hold time d gets one anyway.
-    const t0 = performance.now();
+    // b never gives its slot back: after its hold time (50 ms, less a timer's rounding) d gets one anyway.
     const releaseD = await d;
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(30);
+    expect(performance.now() - bAcquired).toBeGreaterThanOrEqual(30);
     expect(order).toEqual(['c', 'd']);
     for (const release of [b, releaseC, releaseD]) release();
     // Both slots are free again.
@@ -462,11 +457,11 @@ describeEngines('ingestion under overload', (engine) => {
     try {
       // 6 × 2,400 logs: the first is being written, three more wait (9,600), the last two find no room.
       pending = projects.map((p, i) => ingest(s, p.apiKey, body).then((res) => void answers.push({ project: i, res })));
-      await waitFor(() => refusals() >= 2, 4000);
+      await waitFor(() => refusals() >= 2, 4000, 'two ingests refused');
       // One of the projects that got in sends more: past its share (2,500 logs), whatever the queue holds.
       const admitted = projects.findIndex((_, i) => !answers.some((x) => x.project === i));
       pending.push(ingest(s, projects[admitted]!.apiKey, body.slice(0, 200)).then((res) => void answers.push({ project: admitted, res })));
-      await waitFor(() => refusals() >= 3, 4000);
+      await waitFor(() => refusals() >= 3, 4000, 'a third ingest refused');
     } finally {
       await hold.release();
     }
@@ -494,10 +489,10 @@ describeEngines('ingestion under overload', (engine) => {
     const closed = new Promise<void>((resolve) => req.on('close', () => resolve()));
     req.on('error', () => {});
     req.write(Buffer.alloc(1024 * 1024, 0x20));
-    expect(await waitFor(() => queue.inFlightBytes === 4 * 1024 * 1024)).toBe(true);
+    await waitFor(() => queue.inFlightBytes === 4 * 1024 * 1024, 5000, '4 MiB in flight');
     req.destroy();
     await closed;
-    expect(await waitFor(() => queue.inFlightBytes === 0)).toBe(true);
+    await waitFor(() => queue.inFlightBytes === 0, 5000, 'nothing in flight after the client went away');
     expect((await ingest(s, p.apiKey, [{ message: 'after' }])).status).toBe(202);
   });
 });
