@@ -1,5 +1,5 @@
 /**
- * Account care (CONTRACT "Account care and teams", docs/teams.md): password reset by mail,
+ * Account care (docs/teams.md, "Account care"; docs/api.md, "Account care"): password reset by mail,
  * password change, the sessions list and its revoke, and account deletion down to every row of
  * every table of the database. Real server, real database, a real SMTP server.
  */
@@ -200,7 +200,7 @@ describeEngines('account care', (engine) => {
       const mine = await refresh(a.refreshToken);
       expect(mine.status).toBe(200);
       expect((await refresh(mine.body.refreshToken)).status).toBe(200);
-      // Access tokens already issued stay valid until they expire (CONTRACT).
+      // Access tokens already issued stay valid until they expire (docs/api.md, "Accounts and tokens").
       expect((await s.request('GET', '/v1/auth/me', { token: other.accessToken })).status).toBe(200);
       const old = await login(a.email, a.password);
       expect(old.status).toBe(401);

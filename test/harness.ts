@@ -221,11 +221,11 @@ export async function signup(server: TestServer, overrides: { email?: string; pa
   return { id: res.body.user.id, email: res.body.user.email, password, accessToken: res.body.accessToken, refreshToken: res.body.refreshToken };
 }
 
-/** Asserts the CONTRACT's error body and returns it. */
+/** Asserts the error body (docs/api.md, "The error body") and returns it. */
 export function errorOf(res: Response): { code: string; message: string; requestId: string; details?: unknown } {
   const err = res.body?.error;
   if (!err || typeof err.code !== 'string' || typeof err.message !== 'string' || typeof err.requestId !== 'string') {
-    throw new Error(`not a contract error body (status ${res.status}): ${res.text}`);
+    throw new Error(`not an error body as docs/api.md describes (status ${res.status}): ${res.text}`);
   }
   if (res.headers.get('x-request-id') !== err.requestId) throw new Error('error requestId differs from the x-request-id header');
   if (/\bat .+:\d+:\d+|node_modules|SQLITE_|syntax error/i.test(res.text)) throw new Error(`error body leaks internals: ${res.text}`);

@@ -217,7 +217,7 @@ describeEngines('hostile accounts: no 5xx from /v1/auth/*', (engine) => {
     await s?.close();
   });
 
-  it('hostile bodies, headers and cookies never answer 5xx; every error is in the contract body', async () => {
+  it('hostile bodies, headers and cookies never answer 5xx; every error is in the error body', async () => {
     const a = await signup(s);
     const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     const bodies = [

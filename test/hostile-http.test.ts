@@ -2,7 +2,8 @@
  * Issue 14, findings 7, 11, 12 and 14: hostile input at the HTTP layer, on both engines.
  * - 7/11: NUL and ill-formed UTF-16 (lone surrogates) in any text a client sends are one 400 at the
  *   JSON pointer of the string, on every route but log ingestion (which stores U+FFFD instead).
- * - 12: errors of Node's HTTP parser (431, broken Content-Length) answer in the contract's body.
+ * - 12: errors of Node's HTTP parser (431, broken Content-Length) answer in the error body
+ *   (docs/api.md, "The error body").
  * - 14: a body over the limit gets its 413 — readable — even when the client writes all of it.
  * Raw JSON text is sent where escapes matter: JSON.stringify would keep `\ud800` as an escape, but
  * fetch would encode a lone surrogate in a string body as U+FFFD before it left the client.
@@ -49,7 +50,7 @@ function rawRequest(url: string, payload: string | Buffer): Promise<RawResponse 
   });
 }
 
-/** Asserts the contract's error body on a raw response and returns its error. */
+/** Asserts the error body (docs/api.md, "The error body") on a raw response and returns its error. */
 function rawError(res: RawResponse) {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   const body = JSON.parse(res.body) as { error: { code: string; message: string; requestId: string } };
@@ -193,7 +194,7 @@ describeEngines('hostile HTTP input', (engine) => {
     expect(fromOtlp.body.data.map((l: { message: string }) => l.message)).toEqual(['otlp\ufffd lone\ufffd']);
   });
 
-  it('errors of the HTTP parser answer in the contract body with a request id (finding 12)', async () => {
+  it('errors of the HTTP parser answer in the error body with a request id (finding 12)', async () => {
     const { host } = new URL(s.url);
     // 80 KB of one header: 431.
     const header = await rawRequest(s.url, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'a'.repeat(80 * 1024)}\r\n\r\n`);
@@ -225,7 +226,7 @@ describeEngines('hostile HTTP input', (engine) => {
   const RUNS = 20;
   const SIX_MIB = 6 * 1024 * 1024;
 
-  it(`a 6 MiB body gets a readable 413 in the contract body, every time (finding 14, ${RUNS} runs each)`, async () => {
+  it(`a 6 MiB body gets a readable 413 in the error body, every time (finding 14, ${RUNS} runs each)`, async () => {
     const routes: [string, Record<string, string>][] = [
       ['/v1/projects', { authorization: `Bearer ${a.accessToken}` }],
       ['/v1/logs', { 'x-api-key': apiKey }],

@@ -27,7 +27,7 @@ describeEngines('HTTP basics', (engine) => {
     expect(ids.size).toBe(3);
   });
 
-  it('an unknown route is 404 NOT_FOUND in the contract body', async () => {
+  it('an unknown route is 404 NOT_FOUND in the error body', async () => {
     for (const [method, path] of [['GET', '/v1/nothing'], ['POST', '/v1/auth/nothing'], ['DELETE', '/v1/auth/me']]) {
       const res = await s.request(method!, path!);
       expect(res.status).toBe(404);

@@ -57,7 +57,7 @@ describeEngines('malformed input', (engine) => {
     await s?.close();
   });
 
-  it('no malformed body yields a 5xx on any endpoint, and every error has the contract body', async () => {
+  it('no malformed body yields a 5xx on any endpoint, and every error has the error body', async () => {
     for (const [method, path, auth] of ENDPOINTS) {
       for (const [name, raw] of RAW_BODIES) {
         for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {

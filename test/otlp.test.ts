@@ -153,7 +153,7 @@ describeEngines('OTLP/HTTP logs', (engine) => {
     expect(((await none.json()) as { partialSuccess: { rejectedLogRecords: string } }).partialSuccess.rejectedLogRecords).toBe('1');
   });
 
-  it('refuses what it cannot take with the contract error body and OTLP retry semantics', async () => {
+  it('refuses what it cannot take with the Loglane error body and OTLP retry semantics', async () => {
     const project = await createProject(s, account, 'otlp errors');
     const post = (headers: Record<string, string>, body: string | Buffer) => s.request('POST', '/v1/otlp/v1/logs', { headers, raw: body });
     const garbage = await post({ 'content-type': 'application/x-protobuf', 'x-api-key': project.apiKey }, Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]));

@@ -1,7 +1,7 @@
 /**
- * The query language's table (CONTRACT, "Search query language"): a fixed set of logs shaped as pino
+ * The query language's table (docs/search.md, "The rules"): a fixed set of logs shaped as pino
  * and OpenTelemetry send them (stored form: message + metadata JSON text), the queries over them, and
- * the logs each selects, derived by hand from the CONTRACT. Plain data: the unit test runs them
+ * the logs each selects, derived by hand from docs/search.md. Plain data: the unit test runs them
  * through the predicate, and test/query-e2e.test.ts through search, stats, tail and alerts.
  */
 
@@ -19,7 +19,7 @@ export interface QueryCase {
   query: string;
   /** Names of the logs the query selects. */
   expect: string[];
-  /** Set when the case rests on a choice the CONTRACT leaves open (the choice is said here). */
+  /** Set when the case rests on a choice docs/search.md leaves open (the choice is said here). */
   note?: string;
 }
 
@@ -248,7 +248,7 @@ export const QUERY_CASES: readonly QueryCase[] = [
   { query: '@url:\\/v1\\/orders\\?id=\\*', expect: ['escapes'] },
   { query: '@url:"/v1/orders?id=*"', expect: ['escapes'] },
 
-  // choices the CONTRACT leaves open
+  // choices docs/search.md leaves open
   { query: '*', expect: ALL, note: 'a bare * selects every log, even one without words' },
   { query: '🚀', expect: ['emoji'], note: 'a bare term with no word characters is matched as a phrase' },
   { query: 'level:*', expect: ALL, note: 'level and message always exist; source:* is source not null' },

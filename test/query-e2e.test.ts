@@ -1,5 +1,5 @@
 /**
- * Issue 15: one meaning for the query language. The CONTRACT's cases (test/query-cases.ts, the
+ * Issue 15: one meaning for the query language. The query language's cases (test/query-cases.ts, the
  * expected sets derived by hand) run end to end on each engine through the four places a query
  * selects logs: search (GET …/logs?query), stats (…/logs/stats?query, totals and levels), the live
  * tail (replayed from Last-Event-ID 0) and alert evaluation (a rule per case and level, whose

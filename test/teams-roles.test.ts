@@ -1,8 +1,8 @@
 /**
- * Teams: the role matrix of every project-scoped route (CONTRACT "Account care and teams", the
- * role table of docs/teams.md), and what roles mean beyond one request: plan caps counted
- * against the owner, listings of shared projects and rules, leaving, inviting, transfer,
- * invitations, tails of removed members and alert notifications to every member.
+ * Teams: the role matrix of every project-scoped route (the role table of docs/teams.md, "Roles"),
+ * and what roles mean beyond one request: plan caps counted against the owner, listings of shared
+ * projects and rules, leaving, inviting, transfer, invitations, tails of removed members and
+ * alert notifications to every member.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +36,7 @@ interface Target {
 
 interface RouteRow {
   label: string;
-  /** The least role allowed (the CONTRACT's role table). */
+  /** The least role allowed (the role table of docs/teams.md, "Roles"). */
   least: Role;
   /** The status of a success. */
   ok: number;

@@ -23,7 +23,7 @@ import { logJson, presentLog } from '../src/features/logs/present.js';
 import { MAX_METADATA_BYTES, normaliseLog } from '../src/features/logs/normalise.js';
 
 describe('durations', () => {
-  it('parses the CONTRACT forms', () => {
+  it('parses the documented forms', () => {
     expect(parseDuration('900')).toBe(900_000);
     expect(parseDuration('900s')).toBe(900_000);
     expect(parseDuration('15m')).toBe(900_000);
@@ -105,7 +105,7 @@ describe('log hygiene', () => {
 });
 
 describe('error translation', () => {
-  it('maps app errors, Fastify errors and unknown errors to the CONTRACT codes', () => {
+  it('maps app errors, Fastify errors and unknown errors to the documented error codes', () => {
     expect(translateError(new AppError('RATE_LIMITED', 'slow down', { retryAfter: 3 }))).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryAfter: 3 });
     expect(translateError(Object.assign(new Error('x'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }))).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
     const internal = translateError(new Error('SQLITE_BUSY: secret detail'));
