@@ -1,0 +1,72 @@
+/**
+ * The suite must pass on a busy machine: no test asserts how long something took against a fixed
+ * number of milliseconds. Such figures belong to `bench/` (docs/benchmarks.md); a test asserts
+ * what holds on any machine (the outcome, counted work, bytes, memory), or compares a delay with an
+ * idle baseline taken in the same process (a ratio, not a constant). This test reads every test
+ * source and refuses an `expect(<a duration>)` compared with a literal by toBeLessThan(OrEqual).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** What names a duration or a latency in an expect's subject. */
+const DURATION = /Date\.now\(\)|performance\.now\(\)|\bp(50|90|95|99)\b|\.p(50|90|95|99)\b|worst|elapsed|latenc|duration|\w+Ms\b|\bms\b|\btimes\b|\bhealth\b|\bseconds?\b/;
+/** A comparison with a number written out. */
+const AGAINST_LITERAL = /\)\s*\.toBeLessThan(OrEqual)?\(\s*[\d_.]+(\s*[-+*/]\s*[\d_.]+)*\s*\)/;
+
+/** The lines of `source` (1-based numbers) that assert a duration against a literal. */
+export function wallClockAssertions(source: string): number[] {
+  const found: number[] = [];
+  source.split('\n').forEach((line, i) => {
+    const at = line.indexOf('expect(');
+    if (at < 0) return;
+    const matcher = AGAINST_LITERAL.exec(line.slice(at));
+    if (!matcher) return;
+    const subject = line.slice(at + 'expect('.length, at + matcher.index);
+    if (DURATION.test(subject)) found.push(i + 1);
+  });
+  return found;
+}
+
+function testSources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : testSources(p);
+    return /\.(test\.)?tsx?$/.test(e.name) ? [p] : [];
+  });
+}
+
+describe('no test asserts a wall-clock threshold', () => {
+  it('the detector finds the forms it is for, and leaves counts, bytes and ratios alone', () => {
+    const bad = [
+      'expect(Date.now() - t0).toBeLessThan(2000);',
+      'expect(performance.now() - started).toBeLessThanOrEqual(100);',
+      'expect(report.healthz.p99).toBeLessThan(100);',
+      'expect(worstMs).toBeLessThan(100);',
+      'expect(ran.ms).toBeLessThan(5000);',
+      'expect(Math.max(...times)).toBeLessThan(2_000);',
+      'expect(elapsedMs, label).toBeLessThan(30);',
+      'expect(Date.now() - t0).toBeLessThan(2000 + 3000);',
+    ];
+    for (const line of bad) expect(wallClockAssertions(line), line).toEqual([1]);
+    const good = [
+      'expect(evalCounters.maxDecisionUnits).toBeLessThan(25_000);',
+      'expect(growth).toBeLessThan(256);',
+      'expect(res.status, label).toBeLessThan(500);',
+      'expect(worstMs).toBeLessThan(10 * Math.max(idleWorstMs, 10));',
+      'expect(Date.now() - t0).toBeGreaterThan(1000);',
+      'expect(grams.size).toBeLessThanOrEqual(8);',
+    ];
+    for (const line of good) expect(wallClockAssertions(line), line).toEqual([]);
+  });
+
+  it('holds for every test source', () => {
+    const offenders = [...testSources(path.join(ROOT, 'test')), ...testSources(path.join(ROOT, 'web', 'src')).filter((f) => f.includes('.test.'))]
+      .filter((file) => file !== fileURLToPath(import.meta.url))
+      .flatMap((file) => wallClockAssertions(readFileSync(file, 'utf8')).map((line) => `${path.relative(ROOT, file)}:${line}`));
+    expect(offenders).toEqual([]);
+  });
+});
