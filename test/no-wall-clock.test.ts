@@ -1,9 +1,9 @@
 /**
  * The suite must pass on a busy machine: no test asserts how long something took against a fixed
  * number of milliseconds. Such figures belong to `bench/` (docs/benchmarks.md); a test asserts
- * what holds on any machine (the outcome, counted work, bytes, memory), or compares a delay with an
- * idle baseline taken in the same process (a ratio, not a constant). This test reads every test
- * source and refuses an `expect(<a duration>)` compared with a literal by toBeLessThan(OrEqual).
+ * what holds on any machine (the outcome, counted work, bytes, memory); even a bound worked out from
+ * an idle baseline moves with the machine's load, so it is refused too. This test reads every test
+ * source and refuses an `expect(<a duration>)` given an upper bound by toBeLessThan(OrEqual).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,8 +14,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What names a duration or a latency in an expect's subject. */
 const DURATION = /Date\.now\(\)|performance\.now\(\)|\bp(50|90|95|99)\b|\.p(50|90|95|99)\b|worst|elapsed|latenc|duration|\w+Ms\b|\bms\b|\btimes\b|\bhealth\b|\bseconds?\b/;
-/** A comparison with a number written out. */
-const AGAINST_LITERAL = /\)\s*\.toBeLessThan(OrEqual)?\(\s*[\d_.]+(\s*[-+*/]\s*[\d_.]+)*\s*\)/;
+/** An upper bound: on a duration, a threshold, whether written out or worked out. */
+const AGAINST_LITERAL = /\)\s*\.toBeLessThan(OrEqual)?\(/;
 
 /** The lines of `source` (1-based numbers) that assert a duration against a literal. */
 export function wallClockAssertions(source: string): number[] {
@@ -50,13 +50,13 @@ describe('no test asserts a wall-clock threshold', () => {
       'expect(Math.max(...times)).toBeLessThan(2_000);',
       'expect(elapsedMs, label).toBeLessThan(30);',
       'expect(Date.now() - t0).toBeLessThan(2000 + 3000);',
+      'expect(worstMs).toBeLessThan(10 * Math.max(idleWorstMs, 10));',
     ];
     for (const line of bad) expect(wallClockAssertions(line), line).toEqual([1]);
     const good = [
       'expect(evalCounters.maxDecisionUnits).toBeLessThan(25_000);',
       'expect(growth).toBeLessThan(256);',
       'expect(res.status, label).toBeLessThan(500);',
-      'expect(worstMs).toBeLessThan(10 * Math.max(idleWorstMs, 10));',
       'expect(Date.now() - t0).toBeGreaterThan(1000);',
       'expect(grams.size).toBeLessThanOrEqual(8);',
     ];
