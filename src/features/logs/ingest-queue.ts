@@ -47,11 +47,13 @@ export interface IngestQueueOptions {
  */
 export function batchBytes(rows: readonly Pick<LogRow, 'message' | 'source' | 'metadata'>[]): number {
   let bytes = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    bytes += r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
-  }
+  for (let i = 0; i < rows.length; i++) bytes += logTextBytes(rows[i]!);
   return bytes;
+}
+
+/** One log's size as the queue counts it (batchBytes): ingest while it builds logs, pages as they are read. */
+export function logTextBytes(r: Pick<LogRow, 'message' | 'source' | 'metadata'>): number {
+  return r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
 }
 
 interface Waiting {

@@ -17,7 +17,7 @@ import type { Executor } from '../../db/types.js';
 import { heavyWork, type Admitted } from './admission.js';
 import type { BodyItem } from './body.js';
 import { claimKey, releaseKey } from './idempotency.js';
-import { tooLarge, type IngestQueue } from './ingest-queue.js';
+import { logTextBytes, tooLarge, type IngestQueue } from './ingest-queue.js';
 import { normaliseLog, type LogRow, type NormaliseMeter } from './normalise.js';
 import type { IngestRateLimiter } from './rate-limit.js';
 
@@ -34,8 +34,6 @@ export const SLICE_BYTES = 1024 * 1024;
 /** …or this many logs, whichever comes first. */
 export const SLICE_LOGS = 2000;
 
-/** A log's size as the queue counts it (batchBytes). */
-const rowBytes = (r: LogRow) => r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
 
 export function createIngest(deps: {
   db: Executor;
@@ -122,7 +120,7 @@ export function createIngest(deps: {
         const result = normaliseLog(item.value, receivedAt, meter);
         if (result.ok) {
           rows.push(result.row);
-          bytes += rowBytes(result.row);
+          bytes += logTextBytes(result.row);
         } else {
           rejected.push({ index, message: result.message });
           bytes += meter.work - walked;

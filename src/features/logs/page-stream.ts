@@ -11,6 +11,7 @@
  */
 import { Readable } from 'node:stream';
 import { AppError } from '../../errors.js';
+import { logTextBytes } from './ingest-queue.js';
 import { logJson } from './present.js';
 import type { LogRowStored, PageKey } from './repository.js';
 
@@ -46,10 +47,8 @@ export interface Page {
   nextCursor: string | null;
 }
 
-/** What a stored log costs as text, about: for rows a search read whole. */
-export function rowTextBytes(row: LogRowStored): number {
-  return row.message.length + (row.metadata?.length ?? 0) + (row.source?.length ?? 0);
-}
+/** What a stored log costs as text, as ingest counted it: for rows a search read whole. */
+export const rowTextBytes = (row: LogRowStored): number => logTextBytes(row);
 
 /** Consecutive runs of `keys`, each of at most `maxBytes` (and `maxLogs` logs), at least one log each. */
 export function chunksOf<K extends PageKey>(keys: readonly K[], maxBytes = PAGE_CHUNK_BYTES, maxLogs = PAGE_CHUNK_LOGS): K[][] {
