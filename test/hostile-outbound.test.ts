@@ -167,6 +167,7 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
           for (let i = 0; i < ATTACK_INGESTS; i++) {
             const res = await ingest(s, ap.apiKey, [{ level: 'error', message: `attack ${i}` }]);
             expect(res.status).toBe(202);
+            // Pacing, as the attack was made (94 one-log ingests in ~10 s); nothing waits on it.
             await new Promise((r) => setTimeout(r, 100));
           }
         })();
