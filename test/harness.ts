@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config, type Engine } from '../src/config.js';
@@ -21,6 +21,7 @@ import { lockRow } from '../src/db/lock.js';
 import { ACCESS_TOKEN_AUDIENCE, ACCESS_TOKEN_ISSUER } from '../src/features/accounts/tokens.js';
 import { deriveKey, resolveSecretKey } from '../src/secrets.js';
 import { SignJWT } from 'jose';
+import type { BodyOf } from './api-types.js';
 
 export const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** In CI (or when asked) an unreachable PostgreSQL fails the run instead of skipping its tests. */
@@ -124,7 +125,8 @@ export interface TestServer {
   env: Record<string, string>;
   /** Every log line the server wrote, as text. */
   logs: string[];
-  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
+  /** The body is typed as the operation's success answer (test/api-types.ts); read an error with errorOf. */
+  request<M extends string, P extends string>(method: M, path: P, options?: RequestOptions): Promise<Response<BodyOf<M, P>>>;
   close(): Promise<void>;
 }
 
@@ -157,11 +159,16 @@ function assertNoSecretsIn(logs: string[]): void {
   }
 }
 
+export interface ServerOptions {
+  env?: Record<string, string>;
+  clock?: TestClock;
+  /** Another node on the same database and secret. */
+  shareWith?: TestServer;
+  consoleDir?: string;
+}
+
 /** Starts the real app on a fresh database of the given engine. */
-export async function startServer(
-  engine: Engine,
-  options: { env?: Record<string, string>; clock?: TestClock; /** Another node on the same database and secret. */ shareWith?: TestServer; consoleDir?: string } = {},
-): Promise<TestServer> {
+export async function startServer(engine: Engine, options: ServerOptions = {}): Promise<TestServer> {
   const testDb: TestDatabase = options.shareWith
     ? { engine, env: options.shareWith.env, drop: async () => {} }
     : await createTestDatabase(engine);
@@ -199,6 +206,63 @@ export async function startServer(
   };
 }
 
+/**
+ * Stands for a value a `beforeAll` makes: every property read goes to the value once it is there,
+ * and reading it earlier (at collection time, outside a test) fails with `what` named.
+ */
+function standIn<T extends object>(what: string, current: () => T | undefined): T {
+  return new Proxy({} as T, {
+    get(_target, key) {
+      if (key === 'then') return undefined; // never mistaken for a promise
+      const value = current();
+      if (value === undefined) throw new Error(`${what} is only there inside a test (it is made in beforeAll)`);
+      const v = Reflect.get(value, key, value) as unknown;
+      return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(value) : v;
+    },
+    has: (_target, key) => current() !== undefined && key in current()!,
+    ownKeys: () => (current() ? Reflect.ownKeys(current()!) : []),
+    getOwnPropertyDescriptor: (_target, key) => (current() ? { ...Reflect.getOwnPropertyDescriptor(current()!, key), configurable: true } : undefined),
+  });
+}
+
+/**
+ * The server of a describe block: started on a fresh database before its first test and closed
+ * after its last (the database dropped, its log searched for secrets). Use the returned value as
+ * the server inside tests. `options` may be a function, read when the server starts, for options
+ * that depend on something another beforeAll made (a mail sink's address, a node to share with).
+ */
+export function useServer(engine: Engine, options: ServerOptions | (() => ServerOptions) = {}, hookTimeoutMs?: number): TestServer {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startServer(engine, typeof options === 'function' ? options() : options);
+  }, hookTimeoutMs);
+  afterAll(async () => {
+    const s = server;
+    server = undefined;
+    await s?.close();
+  });
+  return standIn('the server of useServer()', () => server);
+}
+
+/** An account signed up on `server` before the block's first test, on `plan` when given. */
+export function useAccount(server: TestServer, options: { plan?: string } = {}): Account {
+  let account: Account | undefined;
+  beforeAll(async () => {
+    account = await signup(server);
+    if (options.plan) await setPlan(server, account.id, options.plan);
+  });
+  return standIn('the account of useAccount()', () => account);
+}
+
+/** A project of `account`, created before the block's first test. */
+export function useProject(server: TestServer, account: Account, name = 'Test project'): { id: string; apiKey: string } {
+  let project: { id: string; apiKey: string } | undefined;
+  beforeAll(async () => {
+    project = await createProject(server, account, name);
+  });
+  return standIn('the project of useProject()', () => project);
+}
+
 export function uniqueEmail(tag = 'user'): string {
   return `${tag}-${randomBytes(5).toString('hex')}@example.com`;
 }
@@ -217,8 +281,10 @@ export async function signup(server: TestServer, overrides: { email?: string; pa
   const password = overrides.password ?? `pw-${randomBytes(8).toString('hex')}`;
   const res = await server.request('POST', '/v1/auth/signup', { body: { email, password } });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  for (const secret of [password, res.body.accessToken, res.body.refreshToken]) ISSUED_SECRETS.add(secret);
-  return { id: res.body.user.id, email: res.body.user.email, password, accessToken: res.body.accessToken, refreshToken: res.body.refreshToken };
+  const { user, accessToken, refreshToken } = res.body;
+  if (refreshToken === undefined) throw new Error('signup answered without a refresh token in the body');
+  for (const secret of [password, accessToken, refreshToken]) ISSUED_SECRETS.add(secret);
+  return { id: user.id, email: user.email, password, accessToken, refreshToken };
 }
 
 /** Asserts the error body (docs/api.md, "The error body") and returns it. */

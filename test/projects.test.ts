@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import { PLANS } from '../src/features/plans/plans.js';
-import { createProject, describeEngines, errorOf, setPlan, signup, startServer, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, setPlan, signup, useServer } from './harness.js';
 import { authAndTenancySuite } from './tenancy.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -10,13 +10,7 @@ const MASKED_KEY = /^llk_[0-9A-Za-z]{4}…[0-9A-Za-z]{4}$/;
 const mask = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;
 
 describeEngines('projects', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('create answers 201 with exactly the project fields, the full key and logCount 0', async () => {
     const a = await signup(s);
@@ -188,13 +182,7 @@ describeEngines('projects', (engine) => {
   });
 
   describe('two nodes on one database', () => {
-    let b: TestServer;
-    beforeAll(async () => {
-      b = await startServer(engine, { shareWith: s });
-    });
-    afterAll(async () => {
-      await b?.close();
-    });
+    const b = useServer(engine, () => ({ shareWith: s }));
 
     it('a key rotated on one node is refused by the other at once', async () => {
       const a = await signup(s);
