@@ -395,6 +395,7 @@ export async function openTail(server: TestServer, token: string, projectId: str
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms; events: ${JSON.stringify(events).slice(0, 500)}`);
         await new Promise<void>((resolve) => {
+          // sleep: the deadline of this wait; a new event ends it at once
           const t = setTimeout(resolve, left);
           waiters.push(() => {
             clearTimeout(t);
@@ -501,6 +502,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T
     const v = await probe();
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    // sleep: the pause between two looks at the condition (the wait ends on the condition, not on time)
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -4,6 +4,11 @@
  * what holds on any machine (the outcome, counted work, bytes, memory); even a bound worked out from
  * an idle baseline moves with the machine's load, so it is refused too. This test reads every test
  * source and refuses an `expect(<a duration>)` given an upper bound by toBeLessThan(OrEqual).
+ *
+ * Nor does a test sleep a fixed time hoping something has happened by then: it waits for the thing
+ * (`waitFor` in harness.ts). Where time itself is the subject (pacing a load, a stall that must
+ * last, a random moment to crash at), the sleep carries a `// sleep: <why>` comment on its line or
+ * in the comment just above it; a sleep without one is refused.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +32,25 @@ export function wallClockAssertions(source: string): number[] {
     if (!matcher) return;
     const subject = line.slice(at + 'expect('.length, at + matcher.index);
     if (DURATION.test(subject)) found.push(i + 1);
+  });
+  return found;
+}
+
+/** A pause: a promise resolved by a timer, or a call of a sleep/delay helper (not its definition). */
+const SLEEP = /setTimeout\(\s*(r|res|resolve|done)\s*,|(?<![\w.])(sleep|delay)\(|await\s+setTimeout\(/;
+const SLEEP_DEFINITION = /(function\s+(sleep|delay)\b|(const|let)\s+(sleep|delay)\s*=)/;
+const COMMENT_LINE = /^\s*(\/\/|\/\*|\*)/;
+
+/** The lines of `source` (1-based numbers) that sleep without a `// sleep:` reason. */
+export function unexplainedSleeps(source: string): number[] {
+  const lines = source.split('\n');
+  const found: number[] = [];
+  lines.forEach((line, i) => {
+    if (!SLEEP.test(line) || SLEEP_DEFINITION.test(line)) return;
+    if (COMMENT_LINE.test(line) && !/setTimeout|sleep\(|delay\(/.test(line.replace(/^\s*(\/\/|\*|\/\*).*/, ''))) return; // a comment that mentions sleep(
+    if (/\/\/\s*sleep:/.test(line)) return;
+    for (let j = i - 1; j >= 0 && COMMENT_LINE.test(lines[j]!); j--) if (/sleep:/.test(lines[j]!)) return;
+    found.push(i + 1);
   });
   return found;
 }
@@ -67,6 +91,38 @@ describe('no test asserts a wall-clock threshold', () => {
     const offenders = [...testSources(path.join(ROOT, 'test')), ...testSources(path.join(ROOT, 'web', 'src')).filter((f) => f.includes('.test.'))]
       .filter((file) => file !== fileURLToPath(import.meta.url))
       .flatMap((file) => wallClockAssertions(readFileSync(file, 'utf8')).map((line) => `${path.relative(ROOT, file)}:${line}`));
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('no test sleeps a fixed time without saying why', () => {
+  it('the detector finds bare sleeps and accepts explained ones, definitions and deadlines of another kind', () => {
+    const bad = [
+      'await new Promise((r) => setTimeout(r, 100));',
+      'await new Promise((resolve) => setTimeout(resolve, 20));',
+      'await sleep(600);',
+      'for (let i = 0; i < 100 && !check(); i++) await delay(100);',
+      "await setTimeout(50); // from 'node:timers/promises'",
+    ];
+    for (const line of bad) expect(unexplainedSleeps(line), line).toEqual([1]);
+    const good = [
+      'await sleep(700); // sleep: the process must be mid-load when it is killed',
+      '// sleep: pacing the attacker, one batch per 100 ms\nawait new Promise((r) => setTimeout(r, 100));',
+      '/**\n * sleep: a random moment to crash at\n */\nawait sleep(Math.random() * 40);',
+      'const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));',
+      'function delay(ms) {',
+      "const timer = setTimeout(() => reject(new Error('late')), 20_000);",
+      'await waitFor(() => tail.logs().length === 3, 4000, "three logs");',
+      '// waits for the outbox, never a sleep(…) of fixed length',
+    ];
+    for (const block of good) expect(unexplainedSleeps(block), block).toEqual([]);
+    expect(unexplainedSleeps('// about the tail\nawait sleep(5);')).toEqual([2]);
+  });
+
+  it('holds for every test source', () => {
+    const offenders = [...testSources(path.join(ROOT, 'test')), ...testSources(path.join(ROOT, 'web', 'src')).filter((f) => f.includes('.test.'))]
+      .filter((file) => file !== fileURLToPath(import.meta.url))
+      .flatMap((file) => unexplainedSleeps(readFileSync(file, 'utf8')).map((line) => `${path.relative(ROOT, file)}:${line}`));
     expect(offenders).toEqual([]);
   });
 });

@@ -41,6 +41,7 @@ function controllableStream() {
 const frame = (seq: number) => `id: ${seq}\nevent: log\ndata: {"seq":${seq}}\n\n`;
 
 async function until(check: () => boolean): Promise<void> {
+  // sleep: the pause between two looks at the condition (this is the web tests' waitFor; it fails when the condition never comes)
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
   if (!check()) throw new Error('condition not reached');
 }
