@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isBlockedAddress } from '../src/features/notifications/outbound.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, signup, useAccount, useServer, waitFor } from './harness.js';
 
 interface Received {
   path: string;
@@ -50,23 +50,20 @@ function verified(secret: string, header: string | undefined, body: string): boo
 }
 
 describeEngines('alert destinations: webhooks and Slack', (engine) => {
-  let s: TestServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let trap: Awaited<ReturnType<typeof startReceiver>>;
-  let a: Account;
 
   beforeAll(async () => {
     trap = await startReceiver();
     receiver = await startReceiver(`http://127.0.0.1:${trap.port}/redirected`);
-    s = await startServer(engine, { env: { WEBHOOK_ALLOWED_ORIGINS: receiver.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', ALERT_CLOCK_INTERVAL: '10s' } });
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
   });
+  // Declared before the server: afterAll hooks run in reverse, so the receivers close after it.
   afterAll(async () => {
-    await s?.close();
     await receiver?.close();
     await trap?.close();
   });
+  const s = useServer(engine, () => ({ env: { WEBHOOK_ALLOWED_ORIGINS: receiver.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', ALERT_CLOCK_INTERVAL: '10s' } }));
+  const a = useAccount(s, { plan: 'enterprise' });
 
   const history = async (id: string) => (await s.request('GET', `/v1/alerts/${id}/history`, { token: a.accessToken })).body.data as any[];
   const settled = (id: string, n: number) =>
@@ -109,7 +106,7 @@ describeEngines('alert destinations: webhooks and Slack', (engine) => {
     expect(hooks).toHaveLength(2);
     for (const h of hooks) {
       expect(h.headers['content-type']).toBe('application/json');
-      expect(verified(hook.body.secret, h.headers['loglane-signature'] as string, h.body)).toBe(true);
+      expect(verified(hook.body.secret!, h.headers['loglane-signature'] as string, h.body)).toBe(true);
       expect(verified('whsec_wrong', h.headers['loglane-signature'] as string, h.body)).toBe(false);
     }
     const [fired, resolved] = hooks.map((h) => JSON.parse(h.body));
@@ -144,6 +141,8 @@ describeEngines('alert destinations: webhooks and Slack', (engine) => {
       { channel: 'slack', status: 'skipped', error: 'no destinations' },
     ]);
     const hook = (await addDestination(p.id, { type: 'webhook', name: 'good', url: `${receiver.origin}/hook?test` })).body;
+    const secret = hook.secret;
+    if (secret === undefined) throw new Error('a webhook destination is created with its signing secret');
     await addDestination(p.id, { type: 'webhook', name: 'broken', url: `${receiver.origin}/fail` });
     await addDestination(p.id, { type: 'slack', url: `${receiver.origin}/slack?test` });
     expect((await ingest(s, p.apiKey, [{ level: 'warn', message: 'disk at 91%', timestamp: new Date(s.clock.now()).toISOString() }])).status).toBe(202);
@@ -162,7 +161,8 @@ describeEngines('alert destinations: webhooks and Slack', (engine) => {
     const body = JSON.parse(sent.find((r) => r.path === '/hook?test')!.body);
     expect(body).toMatchObject({ type: 'alert.test', state: 'ok', matchedCount: 1, threshold: 5, window: '5m' });
     expect(body.sample.map((l: { message: string }) => l.message)).toEqual(['disk at 91%']);
-    expect(verified(hook.secret, sent.find((r) => r.path === '/hook?test')!.headers['loglane-signature'] as string, sent.find((r) => r.path === '/hook?test')!.body)).toBe(true);
+    const signed = sent.find((r) => r.path === '/hook?test')!;
+    expect(verified(secret, signed.headers['loglane-signature'] as string, signed.body)).toBe(true);
     expect(await history(rule.id)).toEqual([]);
   });
 
