@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { gunzipSync } from 'node:zlib';
-import { describeEngines, errorOf, ISSUED_SECRETS, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { describeEngines, errorOf, ISSUED_SECRETS, uniqueEmail, useServer } from './harness.js';
 
 const COOKIE = { 'x-refresh-token-transport': 'cookie' };
 
@@ -23,21 +23,20 @@ function cookieValue(line: string | undefined): string {
 }
 
 describeEngines('console over HTTP', (engine) => {
-  let s: TestServer;
   let dir: string;
 
+  // The console's files are written before the server starts (hooks run in the order declared).
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'loglane-console-'));
     await mkdir(path.join(dir, 'assets'));
     await writeFile(path.join(dir, 'index.html'), '<!doctype html><title>Loglane test console</title><script type="module" src="/assets/app-abc123.js"></script>');
     await writeFile(path.join(dir, 'assets', 'app-abc123.js'), `console.log(${JSON.stringify('x'.repeat(4000))});`);
     await writeFile(path.join(dir, 'sw.js'), 'self.addEventListener("push", () => {});');
-    s = await startServer(engine, { consoleDir: dir });
   });
   afterAll(async () => {
-    await s?.close();
     await rm(dir, { recursive: true, force: true });
   });
+  const s = useServer(engine, () => ({ consoleDir: dir }));
 
   async function signupWithCookie() {
     const email = uniqueEmail('cookie');
@@ -47,7 +46,7 @@ describeEngines('console over HTTP', (engine) => {
     const token = cookieValue(cookies.get('loglane_refresh'));
     ISSUED_SECRETS.add(token);
     ISSUED_SECRETS.add(res.body.accessToken);
-    return { email, res, cookies, token, access: res.body.accessToken as string };
+    return { email, res, cookies, token, access: res.body.accessToken };
   }
 
   it('a console signup gets the refresh token only as an HttpOnly, SameSite=Strict cookie on /v1/auth', async () => {
@@ -80,11 +79,12 @@ describeEngines('console over HTTP', (engine) => {
     expect(apiLogin.status).toBe(200);
     expect(Object.keys(apiLogin.body).sort()).toEqual(['accessToken', 'refreshToken', 'user']);
     expect(apiLogin.headers.getSetCookie()).toEqual([]);
-    ISSUED_SECRETS.add(apiLogin.body.refreshToken);
+    // The keys just checked include refreshToken, so it is there.
+    ISSUED_SECRETS.add(apiLogin.body.refreshToken!);
     const apiRefresh = await s.request('POST', '/v1/auth/refresh', { body: { refreshToken: apiLogin.body.refreshToken } });
     expect(Object.keys(apiRefresh.body).sort()).toEqual(['accessToken', 'refreshToken']);
     expect(apiRefresh.headers.getSetCookie()).toEqual([]);
-    ISSUED_SECRETS.add(apiRefresh.body.refreshToken);
+    ISSUED_SECRETS.add(apiRefresh.body.refreshToken!);
   });
 
   it('refresh takes the cookie, replaces it, and a replayed cookie is refused and cleared', async () => {
@@ -209,13 +209,7 @@ describeEngines('console over HTTP', (engine) => {
 });
 
 describeEngines('console not built', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { consoleDir: path.join(tmpdir(), `loglane-absent-${Date.now()}`) });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, () => ({ consoleDir: path.join(tmpdir(), `loglane-absent-${Date.now()}`) }));
 
   it('says how to build it instead of failing', async () => {
     const res = await fetch(`${s.url}/`, { headers: { accept: 'text/html' } });
