@@ -7,26 +7,21 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, ISSUED_SECRETS, runCli, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { describeEngines, ISSUED_SECRETS, runCli, useAccount, useProject, useServer, waitFor } from './harness.js';
 
 describeEngines('loglane CLI against a server', (engine) => {
-  let s: TestServer;
-  let account: Account;
-  let project: { id: string; apiKey: string };
+  const s = useServer(engine);
+  const account = useAccount(s, { plan: 'pro' });
+  const project = useProject(s, account, 'cli project');
   let home: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    s = await startServer(engine);
-    account = await signup(s);
-    await setPlan(s, account.id, 'pro');
-    project = await createProject(s, account, 'cli project');
     home = await mkdtemp(path.join(tmpdir(), 'loglane-cli-'));
     env = { XDG_CONFIG_HOME: home, NO_COLOR: '1' };
   });
   afterAll(async () => {
-    await s?.close();
-    await rm(home, { recursive: true, force: true });
+    if (home) await rm(home, { recursive: true, force: true });
   });
 
   it('login keeps the tokens in a file only its owner can read; a wrong password says so', async () => {
@@ -95,14 +90,15 @@ describeEngines('loglane CLI against a server', (engine) => {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const waitFor = async (check: () => boolean, what: string) => {
-      for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 100));
-      if (!check()) throw new Error(`timed out waiting for ${what}: ${stderr}`);
-    };
-    await waitFor(() => stderr.includes('Tailing cli project'), 'the tail to connect');
+    const seen = (text: () => string, what: string) =>
+      waitFor(() => text().includes(what), 10_000, `"${what}" from the tail`).catch((err: Error) => {
+        child.kill('SIGKILL');
+        throw new Error(`${err.message}; its stderr: ${stderr}`);
+      });
+    await seen(() => stderr, 'Tailing cli project');
     const sent = await runCli(['send', '-', '--api-key', project.apiKey, '--server', s.url, '--no-progress'], env, '{"level":"info","message":"not shown"}\n{"level":"warn","message":"nor this","source":"web-1"}\n{"level":"warn","message":"disk almost full","source":"node-3"}\n');
     expect(sent.code).toBe(0);
-    await waitFor(() => stdout.includes('disk almost full'), 'the tailed log');
+    await seen(() => stdout, 'disk almost full');
     expect(stdout).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z WARN  node-3 disk almost full\n$/);
     const exited = new Promise<number | null>((r) => child.on('close', r));
     child.kill('SIGINT');

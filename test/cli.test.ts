@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, describeEngines, request, runCli, signup, spawnServer, startServer, type TestDatabase, type TestServer } from './harness.js';
+import { createTestDatabase, describeEngines, request, runCli, signup, spawnServer, useServer, waitFor, type TestDatabase } from './harness.js';
 
 if (!fs.existsSync(path.resolve('dist/cli.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does).');
 
@@ -49,7 +49,10 @@ describeEngines('loglane CLI', (engine) => {
       request(server.url, 'POST', '/v1/auth/signup', { body: { email: `inflight-${i}-${Date.now()}@example.com`, password: 'long enough' } }),
     );
     // Wait until the server has received all four, then ask it to stop.
-    for (let i = 0; i < 200 && (server.output().match(/"url":"\/v1\/auth\/signup"/g) ?? []).length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => (server.output().match(/"url":"\/v1\/auth\/signup"/g) ?? []).length >= 4, 10_000, 'the server to log all four signups as received', 10).catch((err: unknown) => {
+      server.child.kill('SIGKILL');
+      throw err;
+    });
     server.child.kill('SIGTERM');
     const results = await Promise.all(pending);
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201]);
@@ -80,13 +83,7 @@ describeEngines('loglane CLI', (engine) => {
 });
 
 describeEngines('loglane users set-plan', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('changes the plan /me shows, on the next request', async () => {
     const a = await signup(s);
