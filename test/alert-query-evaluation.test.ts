@@ -8,10 +8,10 @@
  * The costly work is real: COSTLY on SLOW_MATCH takes about a second in the regex worker (far past a
  * project's 250 ms slice), and the worker finishes a test it has started even past the deadline.
  */
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { MAX_EVALUATION_ROUNDS, RULE_CACHE_MS } from '../src/features/alerts/service.js';
 import { matchRules, parseRuleQuery, ruleQueryParses } from '../src/features/alerts/rules.js';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer, waitFor } from './harness.js';
+import { createProject, describeEngines, ingest, setPlan, signup, type Account, useAccount, useServer, waitFor } from './harness.js';
 
 /** The costliest kind of pattern still allowed (as in hostile-regex): no literal to prefilter on. */
 const COSTLY = '([a-z]{1000})([a-z]{990})';
@@ -42,17 +42,8 @@ it("matchRules reads each log once for all its rules' distinct queries, and coun
 });
 
 describeEngines('alert evaluation of queries and costly rules', (engine) => {
-  let s: TestServer;
-  let a: Account;
-
-  beforeAll(async () => {
-    s = await startServer(engine);
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
+  const a = useAccount(s, { plan: 'enterprise' });
 
   const createRule = async (account: Account, projectId: string, name: string, condition: Record<string, unknown>): Promise<string> => {
     const res = await s.request('POST', '/v1/alerts', { token: account.accessToken, body: { projectId, name, condition: { threshold: 1, window: '5m', ...condition }, channels: ['push'], cooldown: '0s' } });
@@ -187,8 +178,8 @@ describeEngines('alert evaluation of queries and costly rules', (engine) => {
         const res = await ingest(s, costly.apiKey, [{ level: 'error', message: SLOW_MATCH.replace('abc', `ab${'cdefgh'[i % 6]}`) }]);
         expect([202, 429]).toContain(res.status);
         if (res.status === 202) accepted++;
-        // Kept on purpose: this paces a steady stream over time (a log about every 100 ms, so
-        // every round has the costly project's logs) instead of a flood; nothing waits on it.
+        // sleep: this paces a steady stream over time (a log about every 100 ms, so every round has
+        // the costly project's logs) instead of a flood; nothing waits on it.
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
