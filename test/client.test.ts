@@ -4,10 +4,10 @@
  * the type check fails when an operation has no method). Then the client against a real server.
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LoglaneClient, LoglaneError, OPERATIONS } from '../packages/client/src/index.js';
 import { generateSchema, SCHEMA_FILE } from '../scripts/gen-client.js';
-import { describeEngines, ISSUED_SECRETS, setPlan, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { describeEngines, ISSUED_SECRETS, setPlan, uniqueEmail, useServer } from './harness.js';
 
 describe('the client package against the served OpenAPI document', () => {
   it('has types generated from the document as it is now (npm run gen:client)', async () => {
@@ -27,13 +27,7 @@ describe('the client package against the served OpenAPI document', () => {
 });
 
 describeEngines('client against the server', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('signs up, manages projects, ingests, searches, counts, tails, alerts and refreshes its tokens', async () => {
     const saved: string[] = [];
