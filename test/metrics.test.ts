@@ -3,8 +3,8 @@
  * (plain and OTLP), a live tail, an alert firing and its deliveries.
  */
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { createProject, describeEngines, errorOf, ingest, openTail, useAccount, useServer, waitFor } from './harness.js';
 
 interface Family {
   name: string;
@@ -15,16 +15,8 @@ interface Family {
 const parsePrometheus = createRequire(import.meta.url)('parse-prometheus-text-format') as (text: string) => Family[];
 
 describeEngines('metrics', (engine) => {
-  let s: TestServer;
-  let account: Account;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { METRICS_TOKEN: 'scrape-secret-123' } });
-    account = await signup(s);
-    await setPlan(s, account.id, 'pro');
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { METRICS_TOKEN: 'scrape-secret-123' } });
+  const account = useAccount(s, { plan: 'pro' });
 
   async function scrape(): Promise<Map<string, Family>> {
     const res = await fetch(`${s.url}/metrics`, { headers: { authorization: 'Bearer scrape-secret-123' } });
@@ -68,11 +60,17 @@ describeEngines('metrics', (engine) => {
     expect(rule.status).toBe(201);
     expect((await ingest(s, project.apiKey, [{ level: 'error', message: 'e1' }, { level: 'error', message: 'e2' }])).status).toBe(202);
 
-    let after = await scrape();
-    for (let i = 0; i < 50 && value(after, 'loglane_alert_deliveries_total', { channel: 'email', status: 'skipped' }) === value(before, 'loglane_alert_deliveries_total', { channel: 'email', status: 'skipped' }); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await scrape();
-    }
+    // The firing and its delivery happen after the ingest's answer: wait until the delivery is counted.
+    const skipped = (families: Map<string, Family>) => value(families, 'loglane_alert_deliveries_total', { channel: 'email', status: 'skipped' });
+    const after = await waitFor(
+      async () => {
+        const now = await scrape();
+        return skipped(now) > skipped(before) && now;
+      },
+      5000,
+      'the skipped email delivery to be counted',
+      100,
+    );
     const diff = (name: string, labels: Record<string, string> = {}) => value(after, name, labels) - value(before, name, labels);
 
     expect(diff('loglane_ingest_requests_total', { endpoint: 'logs', status: '202' })).toBe(2);
@@ -99,11 +97,7 @@ describeEngines('metrics', (engine) => {
     expect(after.has('loglane_process_resident_memory_bytes')).toBe(true);
 
     tail.close();
-    let closed = await scrape();
-    for (let i = 0; i < 50 && value(closed, 'loglane_live_tails_open') !== 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      closed = await scrape();
-    }
-    expect(value(closed, 'loglane_live_tails_open')).toBe(0);
+    // The server sees the tail's connection close a moment after the client drops it.
+    await waitFor(async () => value(await scrape(), 'loglane_live_tails_open') === 0, 5000, 'the closed tail to leave loglane_live_tails_open', 100);
   });
 });
