@@ -9,34 +9,35 @@
  * server's own timer (ALERT_CLOCK_INTERVAL=1s).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, useAccount, useServer, waitFor } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
 import { claimFiring } from '../src/features/alerts/repository.js';
 
 describeEngines('alert state: triggered, reminders, resolved, silence, mute', (engine) => {
-  let s: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let pushSvc: Awaited<ReturnType<typeof startPushReceiver>>;
-  let a: Account;
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
     pushSvc = await startPushReceiver();
-    // The server's own clock runs once an hour here: the tests tick it.
-    s = await startServer(engine, {
-      env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', ALERT_CLOCK_INTERVAL: '10s' },
-    });
-    pushSvc.expectPublicKey((await s.request('GET', '/v1/push/vapid-public-key')).body.publicKey);
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
   });
+  // Declared before the server: afterAll hooks run in reverse, so the sinks close after it.
   afterAll(async () => {
-    await s?.close();
     await smtp?.close();
     await pushSvc?.close();
   });
+  // The server's own clock runs only every 10 s here: the tests tick it themselves.
+  const s = useServer(engine, () => ({
+    env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', ALERT_CLOCK_INTERVAL: '10s' },
+  }));
+  beforeAll(async () => {
+    pushSvc.expectPublicKey((await s.request('GET', '/v1/push/vapid-public-key')).body.publicKey);
+  });
+  const a = useAccount(s, { plan: 'enterprise' });
 
   const tick = () => s.app.services.alerts.tick();
+  /** A rule's stateSince in ms; null gives NaN, which no comparison accepts. */
+  const since = (rule: { stateSince: string | null }) => (rule.stateSince === null ? Number.NaN : Date.parse(rule.stateSince));
   const getRule = async (id: string) => (await s.request('GET', `/v1/alerts/${id}`, { token: a.accessToken })).body;
   const history = async (id: string) => (await s.request('GET', `/v1/alerts/${id}/history`, { token: a.accessToken })).body.data as any[];
   async function create(projectId: string, condition: Record<string, unknown>, extra: Record<string, unknown> = {}) {
@@ -64,7 +65,7 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
     await send(p.apiKey, 2);
     const firing = await getRule(r.id);
     expect(firing.state).toBe('firing');
-    expect(Date.parse(firing.stateSince)).toBeGreaterThan(0);
+    expect(since(firing)).toBeGreaterThan(0);
     // Still true, inside the cooldown: nothing more.
     await tick();
     expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered']);
@@ -81,7 +82,7 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
     await tick();
     const resolved = await getRule(r.id);
     expect(resolved.state).toBe('ok');
-    expect(Date.parse(resolved.stateSince)).toBeGreaterThan(Date.parse(firing.stateSince));
+    expect(since(resolved)).toBeGreaterThan(since(firing));
     await tick();
     await settled(r.id);
     const entries = await history(r.id);
@@ -96,7 +97,9 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
       ['Checkout errors fired', 'triggered'],
       ['Checkout errors resolved', 'resolved'],
     ]);
-    expect((await s.request('DELETE', `/v1/push/subscriptions/${(await s.request('GET', '/v1/push/subscriptions', { token: a.accessToken })).body.data[0].id}`, { token: a.accessToken })).status).toBe(204);
+    const subscriptions = (await s.request('GET', '/v1/push/subscriptions', { token: a.accessToken })).body.data;
+    expect(subscriptions).toHaveLength(1);
+    expect((await s.request('DELETE', `/v1/push/subscriptions/${subscriptions[0]!.id}`, { token: a.accessToken })).status).toBe(204);
   });
 
   it('logs matching again during the quiet window start it over', async () => {
@@ -184,7 +187,7 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
     const res = await s.request('PUT', `/v1/alerts/${r.id}`, { token: a.accessToken, body: { condition: { level: 'error', threshold: 1, window: '10s', comparison: 'below' } } });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ state: 'ok', condition: { comparison: 'below' } });
-    expect(Date.parse(res.body.stateSince)).toBeGreaterThan(0);
+    expect(since(res.body)).toBeGreaterThan(0);
     expect((await history(r.id)).map((e) => e.kind)).toEqual(['triggered']);
     // 11 s on, the log has left the window (below holds) and the change is a window old: it fires.
     s.clock.advance(5_000);
@@ -306,13 +309,7 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
 
   // Several nodes share PostgreSQL only (a SQLite file has one server).
   if (engine === 'postgres') describe('two nodes', () => {
-    let b: TestServer;
-    beforeAll(async () => {
-      b = await startServer(engine, { shareWith: s, env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin, ALERT_CLOCK_INTERVAL: '10s' } });
-    });
-    afterAll(async () => {
-      await b?.close();
-    });
+    const b = useServer(engine, () => ({ shareWith: s, env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin, ALERT_CLOCK_INTERVAL: '10s' } }));
 
     it('evaluating on both at once, each transition is written once', async () => {
       const p = await createProject(s, a, 'Cluster');
@@ -341,15 +338,8 @@ describeEngines('alert state: triggered, reminders, resolved, silence, mute', (e
 });
 
 describeEngines('alert state on the server clock', (engine) => {
-  let s: TestServer;
-  let a: Account;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { ALERT_CLOCK_INTERVAL: '1s' } });
-    a = await signup(s);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { ALERT_CLOCK_INTERVAL: '1s' } });
+  const a = useAccount(s);
 
   it('a rule resolves without any ingest: the server evaluates on its own clock', async () => {
     const p = await createProject(s, a, 'Clock');
