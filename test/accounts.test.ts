@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEngines, errorOf, signup, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { describeEngines, errorOf, signup, uniqueEmail, useServer } from './harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describeEngines('accounts', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('signup returns 201 with the user and a token pair, trims and lower-cases the email', async () => {
     const email = uniqueEmail('Mixed');
@@ -88,7 +82,7 @@ describeEngines('accounts', (engine) => {
     const unknown = await s.request('POST', '/v1/auth/login', { body: { email: uniqueEmail('nobody'), password: 'not the password' } });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
-    const strip = (r: typeof wrong) => ({ ...r.body.error, requestId: undefined });
+    const strip = (r: typeof wrong) => ({ ...errorOf(r), requestId: undefined });
     expect(strip(wrong)).toEqual(strip(unknown));
     expect(errorOf(wrong).code).toBe('INVALID_CREDENTIALS');
     expect([...wrong.headers.keys()].sort()).toEqual([...unknown.headers.keys()].sort());

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEngines, errorOf, signup, startServer, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { describeEngines, errorOf, signup, useServer } from './harness.js';
 
 describeEngines('HTTP basics', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('healthz and readyz answer 200 without auth', async () => {
     expect((await s.request('GET', '/healthz')).body).toEqual({ status: 'ok' });

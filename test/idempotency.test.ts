@@ -1,15 +1,9 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, signup, startServer, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { createProject, describeEngines, errorOf, ingest, signup, useServer } from './harness.js';
 
 describeEngines('Idempotency-Key on ingestion', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   const logCount = async (projectId: string) =>
     Number((await s.database.db.selectFrom('projects').select('log_count').where('id', '=', projectId).executeTakeFirstOrThrow()).log_count);

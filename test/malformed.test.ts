@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEngines, errorOf, useAccount, useProject, useServer } from './harness.js';
 
 /** Bodies no endpoint should ever answer with a 5xx. */
 const RAW_BODIES: [string, string][] = [
@@ -41,27 +41,21 @@ const ENDPOINTS: [string, string, boolean][] = [
 ];
 
 describeEngines('malformed input', (engine) => {
-  let s: TestServer;
-  let a: Account;
-  let projectId: string;
+  const s = useServer(engine, { env: { LOGIN_MAX_ATTEMPTS_PER_IP: '100000', LOGIN_MAX_ATTEMPTS: '100000' } });
+  const a = useAccount(s, { plan: 'enterprise' });
+  const project = useProject(s, a);
   let alertId: string;
   beforeAll(async () => {
-    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS_PER_IP: '100000', LOGIN_MAX_ATTEMPTS: '100000' } });
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
-    projectId = (await createProject(s, a)).id;
-    const rule = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId, name: 'r', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
+    const rule = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: project.id, name: 'r', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
+    if (rule.status !== 201) throw new Error(`alert rule create failed: ${rule.status} ${rule.text}`);
     alertId = rule.body.id;
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   it('no malformed body yields a 5xx on any endpoint, and every error has the error body', async () => {
     for (const [method, path, auth] of ENDPOINTS) {
       for (const [name, raw] of RAW_BODIES) {
         for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {
-          const res = await s.request(method, path.replace(':id', projectId).replace(':alert', alertId), { raw: method === 'GET' ? undefined : raw, token: auth ? a.accessToken : undefined, headers: { 'content-type': contentType } });
+          const res = await s.request(method, path.replace(':id', project.id).replace(':alert', alertId), { raw: method === 'GET' ? undefined : raw, token: auth ? a.accessToken : undefined, headers: { 'content-type': contentType } });
           const label = `${method} ${path} ${name} (${contentType})`;
           expect(res.status, label).toBeGreaterThanOrEqual(200);
           expect(res.status, label).toBeLessThan(500);

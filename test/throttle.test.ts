@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEngines, errorOf, signup, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { describeEngines, errorOf, signup, uniqueEmail, useServer } from './harness.js';
 
 describeEngines('login throttling', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS: '3', LOGIN_WINDOW: '10m', LOGIN_MAX_ATTEMPTS_PER_IP: '8' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { LOGIN_MAX_ATTEMPTS: '3', LOGIN_WINDOW: '10m', LOGIN_MAX_ATTEMPTS_PER_IP: '8' } });
 
   const login = (email: string, password: string) => s.request('POST', '/v1/auth/login', { body: { email, password } });
 

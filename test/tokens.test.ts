@@ -1,20 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { ACCESS_TOKEN_AUDIENCE, ACCESS_TOKEN_ISSUER } from '../src/features/accounts/tokens.js';
 import { deriveKey, resolveSecretKey } from '../src/secrets.js';
-import { describeEngines, errorOf, signup, startServer, type TestServer } from './harness.js';
+import { describeEngines, errorOf, signup, useServer } from './harness.js';
 
 describeEngines('access and refresh tokens', (engine) => {
-  let s: TestServer;
+  // Short lifetimes, set through the settings, so expiry is reached by moving the clock.
+  const s = useServer(engine, { env: { ACCESS_TOKEN_EXPIRY: '60s', REFRESH_TOKEN_EXPIRY: '10m' } });
   let key: Buffer;
-  beforeAll(async () => {
-    // Short lifetimes, set through the settings, so expiry is reached by moving the clock.
-    s = await startServer(engine, { env: { ACCESS_TOKEN_EXPIRY: '60s', REFRESH_TOKEN_EXPIRY: '10m' } });
+  beforeAll(() => {
     key = deriveKey(resolveSecretKey(s.config).key, 'jwt-signing');
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   const me = (token: string) => s.request('GET', '/v1/auth/me', { token });
