@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { newId } from '../src/ids.js';
-import { createProject, describeEngines, errorOf, ingest, ISSUED_SECRETS, setPlan, signup, startServer, uniqueEmail, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, ISSUED_SECRETS, setPlan, signup, uniqueEmail, useServer, waitFor, type Account } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
 import { addMember, invite, nextMail, scanDatabase, tokenInMail } from './teams-helpers.js';
 
@@ -15,34 +15,40 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MAX_ATTEMPTS = 3;
 
 describeEngines('account care', (engine) => {
-  let s: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let push: Awaited<ReturnType<typeof startPushReceiver>>;
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
     push = await startPushReceiver();
-    s = await startServer(engine, {
-      env: {
-        SMTP_URL: smtp.url, PUBLIC_URL, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUSH_ALLOWED_ORIGINS: push.origin,
-        LOGIN_MAX_ATTEMPTS: String(MAX_ATTEMPTS), LOGIN_MAX_ATTEMPTS_PER_IP: '1000', LOGIN_WINDOW: '15m',
-      },
-    });
   });
+  // Declared before the server: afterAll hooks run in reverse, so the sinks close after it.
   afterAll(async () => {
-    await s?.close();
     await smtp?.close();
     await push?.close();
   });
+  const s = useServer(engine, () => ({
+    env: {
+      SMTP_URL: smtp.url, PUBLIC_URL, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUSH_ALLOWED_ORIGINS: push.origin,
+      LOGIN_MAX_ATTEMPTS: String(MAX_ATTEMPTS), LOGIN_MAX_ATTEMPTS_PER_IP: '1000', LOGIN_WINDOW: '15m',
+    },
+  }));
 
+  /** The refresh token an API login, signup or refresh answers in its body (the console's get a cookie instead). */
+  const refreshTokenOf = (res: { status: number; body: { refreshToken?: string } }): string => {
+    const { refreshToken } = res.body;
+    if (typeof refreshToken !== 'string') throw new Error(`no refresh token in the body (status ${res.status})`);
+    return refreshToken;
+  };
   const login = async (email: string, password: string, headers: Record<string, string> = {}) => s.request('POST', '/v1/auth/login', { body: { email, password }, headers });
   /** A second login of the account: its own session and token pair. */
   const loginAgain = async (a: Account, headers: Record<string, string> = {}) => {
     const res = await login(a.email, a.password, headers);
     expect(res.status).toBe(200);
+    const refreshToken = refreshTokenOf(res);
     ISSUED_SECRETS.add(res.body.accessToken);
-    ISSUED_SECRETS.add(res.body.refreshToken);
-    return { accessToken: res.body.accessToken as string, refreshToken: res.body.refreshToken as string };
+    ISSUED_SECRETS.add(refreshToken);
+    return { accessToken: res.body.accessToken, refreshToken };
   };
   const refresh = (refreshToken: string) => s.request('POST', '/v1/auth/refresh', { body: { refreshToken } });
   const expectRefreshRefused = async (refreshToken: string, what: string) => {
@@ -199,7 +205,7 @@ describeEngines('account care', (engine) => {
       await expectRefreshRefused(third.refreshToken, 'a third session');
       const mine = await refresh(a.refreshToken);
       expect(mine.status).toBe(200);
-      expect((await refresh(mine.body.refreshToken)).status).toBe(200);
+      expect((await refresh(refreshTokenOf(mine))).status).toBe(200);
       // Access tokens already issued stay valid until they expire (docs/api.md, "Accounts and tokens").
       expect((await s.request('GET', '/v1/auth/me', { token: other.accessToken })).status).toBe(200);
       const old = await login(a.email, a.password);
@@ -217,11 +223,11 @@ describeEngines('account care', (engine) => {
       const up = await s.request('POST', '/v1/auth/signup', { body: { email, password }, headers: { 'user-agent': 'Agent-One/1.0' } });
       expect(up.status).toBe(201);
       ISSUED_SECRETS.add(up.body.accessToken);
-      ISSUED_SECRETS.add(up.body.refreshToken);
+      ISSUED_SECRETS.add(refreshTokenOf(up));
       s.clock.advance(10);
       const second = await login(email, password, { 'user-agent': 'Agent-Two/2.0' });
       ISSUED_SECRETS.add(second.body.accessToken);
-      ISSUED_SECRETS.add(second.body.refreshToken);
+      ISSUED_SECRETS.add(refreshTokenOf(second));
 
       const list = await sessions(second.body.accessToken);
       expect(list).toEqual([
@@ -234,10 +240,10 @@ describeEngines('account care', (engine) => {
       expect((await sessions(up.body.accessToken)).map((x) => [x.id, x.current])).toEqual([[list[0]!.id, false], [list[1]!.id, true]]);
 
       s.clock.advance(3000);
-      const refreshed = await refresh(up.body.refreshToken);
+      const refreshed = await refresh(refreshTokenOf(up));
       expect(refreshed.status).toBe(200);
       ISSUED_SECRETS.add(refreshed.body.accessToken);
-      ISSUED_SECRETS.add(refreshed.body.refreshToken);
+      ISSUED_SECRETS.add(refreshTokenOf(refreshed));
       const after = await sessions(refreshed.body.accessToken);
       expect(after.map((x) => x.id)).toEqual(list.map((x) => x.id));
       const [newer, older] = after;
@@ -263,7 +269,7 @@ describeEngines('account care', (engine) => {
       const unknown = await s.request('DELETE', `/v1/auth/sessions/${newId('ses')}`, { token: second.accessToken });
       expect(foreign.status).toBe(404);
       expect(errorOf(foreign).code).toBe('NOT_FOUND');
-      expect({ ...foreign.body.error, requestId: undefined }).toEqual({ ...unknown.body.error, requestId: undefined });
+      expect({ ...errorOf(foreign), requestId: undefined }).toEqual({ ...errorOf(unknown), requestId: undefined });
       expect((await refresh(b.refreshToken)).status).toBe(200);
       expect((await s.request('DELETE', `/v1/auth/sessions/${theirs!.id}`)).status).toBe(401);
       // A logout ends its session too: it leaves the list.
@@ -359,7 +365,7 @@ describeEngines('account care', (engine) => {
       const again = await s.request('POST', '/v1/auth/signup', { body: { email: d.email, password: d.password } });
       expect(again.status).toBe(201);
       ISSUED_SECRETS.add(again.body.accessToken);
-      ISSUED_SECRETS.add(again.body.refreshToken);
+      ISSUED_SECRETS.add(refreshTokenOf(again));
       expect(again.body.user.id).not.toBe(d.id);
       expect((await s.request('GET', '/v1/projects', { token: again.body.accessToken })).body.data).toEqual([]);
       expect((await s.request('GET', '/v1/alerts', { token: again.body.accessToken })).body.data).toEqual([]);
