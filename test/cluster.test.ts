@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAlertMarker, type Node } from './alert-marker.js';
-import { createTestDatabase, describeEngines, request, spawnServer, type ServerProcess, type TestDatabase } from './harness.js';
+import { createTestDatabase, describeEngines, request, spawnServer, waitFor, type ServerProcess, type TestDatabase } from './harness.js';
 
 const FULL = process.env.LOGLANE_RELIABILITY === 'full';
 const ROTATION_REQUESTS = FULL ? 600 : 150;
@@ -140,12 +140,11 @@ describeEngines('cluster of three nodes', (engine) => {
     );
     for (let i = 0; i < 9; i++) expect((await request(url(i), 'POST', '/v1/logs', { headers: { 'x-api-key': p.apiKey }, body: { message: `fan ${i}` } })).status).toBe(202);
     const want = Array.from({ length: 9 }, (_, i) => `fan ${i}`);
-    const deadline = Date.now() + 3000;
-    while (tails.some((t) => t.received.length < 9) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    for (const t of tails) {
-      t.stop();
-      expect(t.received).toEqual(want);
-    }
+    // Each node hears of the others' commits a moment after their 202s: wait until both tails have nine.
+    const arrived = await waitFor(() => tails.every((t) => t.received.length >= 9), 5000, 'nine logs on both tails').catch((err: Error) => err);
+    for (const t of tails) t.stop();
+    expect(arrived, tails.map((t) => JSON.stringify(t.received)).join(' / ')).toBe(true);
+    for (const t of tails) expect(t.received).toEqual(want);
   });
 
   it('an alert fires exactly once for a burst split over the three nodes', async () => {
