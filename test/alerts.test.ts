@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { RULE_CACHE_MS } from '../src/features/alerts/service.js';
 import { newId } from '../src/ids.js';
 import { createAlertMarker } from './alert-marker.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer, waitFor } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer, useServer, waitFor } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
 import { authAndTenancySuite } from './tenancy.js';
 
@@ -12,25 +12,28 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const until = <T>(probe: () => Promise<T | undefined>, timeoutMs = 4000): Promise<T> => waitFor(probe, timeoutMs);
 
 describeEngines('alert rules', (engine) => {
-  let s: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let pushSvc: Awaited<ReturnType<typeof startPushReceiver>>;
-  let a: Account;
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
     pushSvc = await startPushReceiver();
-    s = await startServer(engine, {
-      env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUSH_ALLOWED_ORIGINS: pushSvc.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2' },
-    });
+  });
+  // Declared before the server: afterAll hooks run in reverse, so the sinks close after it.
+  afterAll(async () => {
+    await smtp?.close();
+    await pushSvc?.close();
+  });
+  const s = useServer(engine, () => ({
+    env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUSH_ALLOWED_ORIGINS: pushSvc.origin, PUBLIC_URL: 'https://logs.example.com', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2' },
+  }));
+  // A plain variable, not useAccount: the cooldown test moves the clock ten minutes on and gives
+  // this account a fresh access token, which the tests after it use.
+  let a: Account;
+  beforeAll(async () => {
     pushSvc.expectPublicKey((await s.request('GET', '/v1/push/vapid-public-key')).body.publicKey);
     a = await signup(s);
     await setPlan(s, a.id, 'enterprise');
-  });
-  afterAll(async () => {
-    await s?.close();
-    await smtp?.close();
-    await pushSvc?.close();
   });
 
   const rule = (projectId: string, overrides: Record<string, unknown> = {}) => ({
@@ -300,7 +303,7 @@ describeEngines('alert rules', (engine) => {
           const h = (await down.request('GET', `/v1/alerts/${res.body.id}/history`, { token: u.accessToken })).body.data;
           return h[0]?.deliveries[0]?.status === 'failed' ? h[0] : undefined;
         }, 10_000);
-        expect(entry.deliveries[0].error).toMatch(/gave up after 2 attempts/);
+        expect(entry.deliveries[0]!.error).toMatch(/gave up after 2 attempts/);
         const row = await down.database.db.selectFrom('alert_deliveries').select(['attempts']).where('history_id', '=', entry.id).executeTakeFirstOrThrow();
         expect(row.attempts).toBe(2);
       } finally {
@@ -320,7 +323,7 @@ describeEngines('alert rules', (engine) => {
           const h = (await none.request('GET', `/v1/alerts/${res.body.id}/history`, { token: u.accessToken })).body.data;
           return h[0]?.deliveries[0]?.status === 'skipped' ? h[0] : undefined;
         });
-        expect(entry.deliveries[0].error).toContain('SMTP_URL');
+        expect(entry.deliveries[0]!.error).toContain('SMTP_URL');
       } finally {
         await none.close();
       }
@@ -349,7 +352,7 @@ describeEngines('alert rules', (engine) => {
       const theirs = await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: stranger.accessToken });
       const missing = await s.request('DELETE', `/v1/push/subscriptions/${newId('psub')}`, { token: stranger.accessToken });
       expect(theirs.status).toBe(404);
-      expect({ ...theirs.body.error, requestId: 0 }).toEqual({ ...missing.body.error, requestId: 0 });
+      expect({ ...errorOf(theirs), requestId: 0 }).toEqual({ ...errorOf(missing), requestId: 0 });
       expect((await s.request('GET', '/v1/push/subscriptions', { token: stranger.accessToken })).body.data).toEqual([]);
       expect((await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: u.accessToken })).status).toBe(204);
       expect((await s.request('DELETE', `/v1/push/subscriptions/${res.body.id}`, { token: u.accessToken })).status).toBe(404);
@@ -420,13 +423,7 @@ describeEngines('alert rules', (engine) => {
 
   if (engine === 'postgres') {
     describe('two nodes', () => {
-      let b: TestServer;
-      beforeAll(async () => {
-        b = await startServer(engine, { shareWith: s, env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin } });
-      });
-      afterAll(async () => {
-        await b?.close();
-      });
+      const b = useServer(engine, () => ({ shareWith: s, env: { SMTP_URL: smtp.url, PUSH_ALLOWED_ORIGINS: pushSvc.origin } }));
 
       it('a burst split across both fires exactly once', async () => {
         const u = await signup(s);
