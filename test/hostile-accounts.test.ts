@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, uniqueEmail, type Response, type TestServer, waitFor } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, uniqueEmail, useServer, waitFor, type Response, type TestServer } from './harness.js';
 import { startSmtpSink } from './sinks.js';
 
 const until = <T>(probe: () => Promise<T | undefined>, timeoutMs = 8000): Promise<T> => waitFor(probe, timeoutMs);
@@ -15,17 +15,9 @@ const PER_IP = 12;
 const BURST = 40;
 
 describeEngines('hostile accounts: login throttle under bursts (finding 5)', (engine) => {
-  let s: TestServer;
-  let b: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS: String(LIMIT), LOGIN_MAX_ATTEMPTS_PER_IP: String(PER_IP), LOGIN_WINDOW: '10m' } });
-    // A second node on the same database: the limits are the cluster's, not a process's.
-    b = await startServer(engine, { shareWith: s, env: { LOGIN_MAX_ATTEMPTS: String(LIMIT), LOGIN_MAX_ATTEMPTS_PER_IP: String(PER_IP), LOGIN_WINDOW: '10m' } });
-  });
-  afterAll(async () => {
-    await b?.close();
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { LOGIN_MAX_ATTEMPTS: String(LIMIT), LOGIN_MAX_ATTEMPTS_PER_IP: String(PER_IP), LOGIN_WINDOW: '10m' } });
+  // A second node on the same database: the limits are the cluster's, not a process's.
+  const b = useServer(engine, () => ({ shareWith: s, env: { LOGIN_MAX_ATTEMPTS: String(LIMIT), LOGIN_MAX_ATTEMPTS_PER_IP: String(PER_IP), LOGIN_WINDOW: '10m' } }));
 
   /** A fresh window for every key, so each test starts from zero (the two nodes share one clock). */
   const freshWindow = () => s.clock.advance(11 * 60_000);
@@ -97,16 +89,15 @@ describeEngines('hostile accounts: login throttle under bursts (finding 5)', (en
 });
 
 describeEngines('hostile accounts: email addresses and passwords (findings 8, 11)', (engine) => {
-  let s: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   beforeAll(async () => {
     smtp = await startSmtpSink();
-    s = await startServer(engine, { env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', LOGIN_MAX_ATTEMPTS_PER_IP: '10000' } });
   });
+  // Declared before the server: afterAll hooks run in reverse, so the mail sink closes after it.
   afterAll(async () => {
-    await s?.close();
     await smtp?.close();
   });
+  const s = useServer(engine, () => ({ env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', LOGIN_MAX_ATTEMPTS_PER_IP: '10000' } }));
 
   const HOSTILE_EMAILS = [
     'attacker<victim@corp.example>',
@@ -209,13 +200,7 @@ describeEngines('hostile accounts: email addresses and passwords (findings 8, 11
 });
 
 describeEngines('hostile accounts: no 5xx from /v1/auth/*', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS_PER_IP: '100000', LOGIN_MAX_ATTEMPTS: '100000' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { LOGIN_MAX_ATTEMPTS_PER_IP: '100000', LOGIN_MAX_ATTEMPTS: '100000' } });
 
   it('hostile bodies, headers and cookies never answer 5xx; every error is in the error body', async () => {
     const a = await signup(s);
