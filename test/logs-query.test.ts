@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ResponseBody } from '../packages/client/src/index.js';
 import { newId } from '../src/ids.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, useAccount, useProject, useServer, type Response } from './harness.js';
 import { authAndTenancySuite } from './tenancy.js';
 
 const MIN = 60_000;
 
 describeEngines('log search and stats', (engine) => {
-  let s: TestServer;
-  let a: Account;
-  let p: { id: string; apiKey: string };
+  const s = useServer(engine, { env: { QUERY_TIME_BUDGET: '2s', RETENTION_DAYS_FREE: '3650', RETENTION_DAYS_ENTERPRISE: '3650' } });
+  const a = useAccount(s, { plan: 'enterprise' });
+  const p = useProject(s, a, 'search');
   const base = Date.UTC(2026, 10, 20, 12, 0, 0);
   beforeAll(async () => {
-    s = await startServer(engine, { env: { QUERY_TIME_BUDGET: '2s', RETENTION_DAYS_FREE: '3650', RETENTION_DAYS_ENTERPRISE: '3650' } });
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
-    p = await createProject(s, a, 'search');
     // 60 logs over an hour, one a minute: levels cycle, three sources, some messages with "Timeout".
     const levels = ['info', 'error', 'warn', 'debug', 'info', 'fatal'];
     const sources = ['api', 'worker', 'billing'];
@@ -27,12 +24,9 @@ describeEngines('log search and stats', (engine) => {
     }));
     expect((await ingest(s, p.apiKey, logs)).body.accepted).toBe(60);
   });
-  afterAll(async () => {
-    await s?.close();
-  });
 
   const search = (query: string) => s.request('GET', `/v1/projects/${p.id}/logs?${query}`, { token: a.accessToken });
-  const indices = (res: { body: { data: { metadata: { i: number } }[] } }) => res.body.data.map((l) => l.metadata.i);
+  const indices = (res: Response<ResponseBody<'searchLogs'>>) => res.body.data.map((l) => l.metadata.i);
 
   it('answers {data, nextCursor}, newest first, 100 by default', async () => {
     const res = await search('');
@@ -133,7 +127,7 @@ describeEngines('log search and stats', (engine) => {
       const seen: { message: string; timestamp: string; id: string }[] = [];
       let cursor: string | null = null;
       do {
-        const res: { status: number; body: any } = await s.request('GET', `/v1/projects/${q.id}/logs?limit=40${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: a.accessToken });
+        const res: Response<ResponseBody<'searchLogs'>> = await s.request('GET', `/v1/projects/${q.id}/logs?limit=40${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: a.accessToken });
         expect(res.status).toBe(200);
         seen.push(...res.body.data);
         cursor = res.body.nextCursor;
@@ -155,10 +149,10 @@ describeEngines('log search and stats', (engine) => {
   });
 
   it('paginates with a cursor, and each filter applies across pages', async () => {
-    const seen: number[] = [];
+    const seen: unknown[] = [];
     let cursor: string | null = null;
     do {
-      const res: any = await search(`level=info&limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+      const res: Response<ResponseBody<'searchLogs'>> = await search(`level=info&limit=7${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.body.data.length).toBeLessThanOrEqual(7);
       seen.push(...indices(res));
       cursor = res.body.nextCursor;
@@ -205,7 +199,7 @@ describeEngines('log search and stats', (engine) => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: any = await s.request('GET', `/v1/projects/${w.id}/logs?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token: a.accessToken });
+      const res: Response<ResponseBody<'searchLogs'>> = await s.request('GET', `/v1/projects/${w.id}/logs?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token: a.accessToken });
       expect(res.status).toBe(200);
       for (const l of res.body.data) {
         expect(ids.has(l.id)).toBe(false);
@@ -279,7 +273,7 @@ describeEngines('log search and stats', (engine) => {
       expect(res.status).toBe(200);
       expect(res.body.interval).toBe('1m');
       expect(res.body.buckets).toHaveLength(120);
-      expect(res.body.buckets[0].total).toBe(0);
+      expect(res.body.buckets[0]!.total).toBe(0);
       const day = await s.request('GET', `/v1/projects/${p.id}/logs/stats`, { token: a.accessToken });
       expect(day.status).toBe(200);
       expect(day.body.buckets.length).toBeLessThanOrEqual(121);

@@ -9,8 +9,8 @@ import { OTLPLogExporter as JsonExporter } from '@opentelemetry/exporter-logs-ot
 import { OTLPLogExporter as ProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { createProject, describeEngines, errorOf, useAccount, useServer } from './harness.js';
 
 interface StoredLog {
   id: string;
@@ -22,16 +22,8 @@ interface StoredLog {
 }
 
 describeEngines('OTLP/HTTP logs', (engine) => {
-  let s: TestServer;
-  let account: Account;
-  beforeAll(async () => {
-    s = await startServer(engine);
-    account = await signup(s);
-    await setPlan(s, account.id, 'pro');
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
+  const account = useAccount(s, { plan: 'pro' });
 
   async function read(projectId: string): Promise<StoredLog[]> {
     const res = await s.request('GET', `/v1/projects/${projectId}/logs?limit=1000&from=2000-01-01T00:00:00Z`, { token: account.accessToken });

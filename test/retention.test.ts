@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type TestServer } from './harness.js';
+import { expect, it } from 'vitest';
+import { createProject, describeEngines, ingest, setPlan, signup, useServer } from './harness.js';
 
 const DAY = 86_400_000;
 
 describeEngines('retention and deletion', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { RETENTION_DAYS_FREE: '2', RETENTION_DAYS_PRO: '30' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { RETENTION_DAYS_FREE: '2', RETENTION_DAYS_PRO: '30' } });
 
   const countIn = async (projectId: string) =>
     Number((await s.database.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow()).n);
