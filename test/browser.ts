@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { describeEngines, ISSUED_SECRETS, PG_REQUIRED, type TestServer } from './harness.js';
+import { describeEngines, ISSUED_SECRETS, PG_REQUIRED, waitFor, type TestServer } from './harness.js';
 
 /** The repository's root folder. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -49,15 +49,13 @@ export const describeInChromium: (name: string, suite: Parameters<typeof describ
   ? describeEngines
   : (name: string) => describe.skip(`${name} (skipped: needs ${CHROMIUM} and a built console; .ci/run installs chromium and npm test builds)`, () => {});
 
-/** Polls `fn` every 100 ms until it returns something truthy, and returns that; throws naming `what` after `ms`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/**
+ * Polls `fn` (every 100 ms: each look drives the page) until it returns something truthy, and returns
+ * that; fails naming `what` after `ms`. The harness's waitFor, with any falsy value (an empty text,
+ * a null match) counted as not yet.
+ */
+export function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
+  return waitFor(async () => (await fn()) || undefined, ms, what, 100);
 }
 
 /** Launches CHROMIUM headless with what a sandboxed test machine needs (no sandbox, GPU, QUIC or background traffic). */
@@ -130,7 +128,12 @@ export async function shoot(page: Page, name: string): Promise<void> {
   await assertLabelled(page, name);
   for (const w of WIDTHS) {
     await page.setViewportSize({ width: w.width, height: w.height });
-    await page.waitForTimeout(150);
+    // The page has taken the new width and painted at it (two animation frames after the resize).
+    await page.waitForFunction((width) => (globalThis as unknown as { innerWidth: number }).innerWidth === width, w.width);
+    await page.evaluate(() => {
+      const frame = (globalThis as unknown as { requestAnimationFrame(cb: () => void): number }).requestAnimationFrame.bind(globalThis);
+      return new Promise<void>((done) => frame(() => frame(() => done())));
+    });
     // The phone screenshots take the whole page, so what is below the fold is seen too.
     await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: w.name === 'mobile' });
   }

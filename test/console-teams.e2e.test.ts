@@ -9,7 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ISSUED_SECRETS, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { ISSUED_SECRETS, uniqueEmail, useServer } from './harness.js';
 import { startSmtpSink, type Mail } from './sinks.js';
 import { captureErrors, createFirstProject, describeInChromium, launchChromium, openContext, postLogs, printedErrors, readableStorage, requireChromium, shoot, SHOTS, until } from './browser.js';
 
@@ -35,7 +35,6 @@ async function linkIn(mails: Mail[], to: string, subject: string, pagePath: stri
 }
 
 describeInChromium('console teams and account care in chromium', (engine) => {
-  let server: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
@@ -44,17 +43,21 @@ describeInChromium('console teams and account care in chromium', (engine) => {
   /** Paths of non-2xx answers the journey provokes on purpose (the browser prints a line for each). */
   const expectedFailures = new Set<string>();
 
+  // Hooks run in the order declared (and after-hooks in reverse): the mail sink is up before the
+  // server that sends to it, and closes after it; the browser closes first.
   beforeAll(async () => {
     smtp = await startSmtpSink();
-    server = await startServer(engine, { env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUBLIC_URL } });
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+  const server = useServer(engine, () => ({ env: { SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', PUBLIC_URL } }));
+  beforeAll(async () => {
     browser = await launchChromium();
     await mkdir(SHOTS, { recursive: true });
   });
-
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await smtp?.close();
   });
 
   /** A person: their own browser context (own cookies), so two can be signed in at once. */
@@ -77,9 +80,11 @@ describeInChromium('console teams and account care in chromium', (engine) => {
   async function apiLogin(email: string, password: string, userAgent: string): Promise<{ accessToken: string; refreshToken: string }> {
     const res = await server.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'user-agent': userAgent } });
     expect(res.status).toBe(200);
-    ISSUED_SECRETS.add(res.body.accessToken);
-    ISSUED_SECRETS.add(res.body.refreshToken);
-    return res.body;
+    const { accessToken, refreshToken } = res.body;
+    if (typeof refreshToken !== 'string') throw new Error(`an API login answers with its refresh token in the body: ${res.text}`);
+    ISSUED_SECRETS.add(accessToken);
+    ISSUED_SECRETS.add(refreshToken);
+    return { accessToken, refreshToken };
   }
 
   const refreshWith = (refreshToken: string) => server.request('POST', '/v1/auth/refresh', { body: { refreshToken } });

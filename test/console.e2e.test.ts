@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ISSUED_SECRETS, startServer, uniqueEmail, type TestServer } from './harness.js';
+import { ISSUED_SECRETS, uniqueEmail, useServer } from './harness.js';
 import { startPushReceiver, startSmtpSink } from './sinks.js';
 import { captureErrors, createFirstProject, describeInChromium, launchChromium, openContext, postLogs, printedErrors, readableStorage, requireChromium, shoot, SHOTS, until } from './browser.js';
 
@@ -60,7 +60,6 @@ function signedWith(secret: string, hook: Hook): boolean {
 }
 
 describeInChromium('console journey in chromium', (engine) => {
-  let server: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let push: Awaited<ReturnType<typeof startPushReceiver>>;
   let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -72,20 +71,29 @@ describeInChromium('console journey in chromium', (engine) => {
   /** Non-2xx answers the journey provokes on purpose; the browser prints one console line for each. */
   const expectedFailures: string[] = [];
 
+  // Hooks run in the order declared (and after-hooks in reverse): the sinks are up before the server
+  // that sends to them, and close after it; the browser closes first.
   beforeAll(async () => {
     smtp = await startSmtpSink();
     push = await startPushReceiver();
     hooks = await startWebhookReceiver();
-    server = await startServer(engine, {
-      env: {
-        SMTP_URL: smtp.url,
-        ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>',
-        PUSH_ALLOWED_ORIGINS: push.origin,
-        WEBHOOK_ALLOWED_ORIGINS: hooks.origin,
-        DELIVERY_RETRY_BASE: '1s',
-        DELIVERY_MAX_ATTEMPTS: '2',
-      },
-    });
+  });
+  afterAll(async () => {
+    await smtp?.close();
+    await push?.close();
+    await hooks?.close();
+  });
+  const server = useServer(engine, () => ({
+    env: {
+      SMTP_URL: smtp.url,
+      ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>',
+      PUSH_ALLOWED_ORIGINS: push.origin,
+      WEBHOOK_ALLOWED_ORIGINS: hooks.origin,
+      DELIVERY_RETRY_BASE: '1s',
+      DELIVERY_MAX_ATTEMPTS: '2',
+    },
+  }));
+  beforeAll(async () => {
     browser = await launchChromium();
     context = await openContext(browser, server);
     await context.grantPermissions(['clipboard-read', 'clipboard-write', 'notifications'], { origin: server.url });
@@ -98,13 +106,15 @@ describeInChromium('console journey in chromium', (engine) => {
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await smtp?.close();
-    await push?.close();
-    await hooks?.close();
   });
 
   const visibleMessages = () => page.locator('.log-message').allInnerTexts();
+  /** Clicks an alert page's "Refresh" and returns once the history it asks for has come back (the list keeps what it had meanwhile). */
+  async function refreshHistory(): Promise<void> {
+    const answered = page.waitForResponse((r) => /^\/v1\/alerts\/[^/]+\/history$/.test(new URL(r.url()).pathname));
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await (await answered).finished();
+  }
   const visibleLevels = () => page.locator('.log-line .level-badge').allInnerTexts();
 
   it('signs up, creates a project, searches, tails, alerts, rotates the key and signs out', async () => {
@@ -338,9 +348,11 @@ describeInChromium('console journey in chromium', (engine) => {
 
     // Alerts: create one (the API's validation message is shown at the field), then trigger it.
     const apiLogin = await server.request('POST', '/v1/auth/login', { body: { email, password } });
-    const token = apiLogin.body.accessToken as string;
+    expect(apiLogin.status).toBe(200);
+    const token = apiLogin.body.accessToken;
     ISSUED_SECRETS.add(token);
-    ISSUED_SECRETS.add(apiLogin.body.refreshToken as string);
+    expect(apiLogin.body.refreshToken).toEqual(expect.any(String));
+    ISSUED_SECRETS.add(apiLogin.body.refreshToken!);
     const sub = push.subscribe();
     expect((await server.request('POST', '/v1/push/subscriptions', { token, body: { endpoint: sub.endpoint, keys: sub.keys } })).status).toBe(201);
 
@@ -370,8 +382,7 @@ describeInChromium('console journey in chromium', (engine) => {
     await page.getByRole('link', { name: 'History' }).click();
     await page.getByRole('heading', { name: 'History' }).waitFor();
     await until('history entry with deliveries', async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      await page.waitForTimeout(300);
+      await refreshHistory();
       const text = await page.locator('.history').innerText().catch(() => '');
       return text.includes('email: sent') && text.includes('push: sent');
     }, 20_000);
@@ -416,7 +427,7 @@ describeInChromium('console journey in chromium', (engine) => {
     await destinations.getByRole('button', { name: 'Delete destination team channel' }).click();
     await page.getByRole('dialog', { name: 'Delete this destination?' }).getByRole('button', { name: 'Delete destination' }).click();
     await expect.poll(() => destinations.locator('tbody tr').count()).toBe(1);
-    const listedDestinations = (await server.request('GET', `/v1/projects/${projectId}/destinations`, { token })).body.data as Array<Record<string, unknown>>;
+    const listedDestinations = (await server.request('GET', `/v1/projects/${projectId}/destinations`, { token })).body.data;
     expect(listedDestinations.map((d) => [d.type, d.name, 'secret' in d])).toEqual([['webhook', 'on-call', false]]);
 
     // A rule on the webhook channel with a short window (the form's comparison and channel choices).
@@ -441,7 +452,7 @@ describeInChromium('console journey in chromium', (engine) => {
     await expect.poll(() => badge(checkoutRow)).toBe('OK');
     expect(await checkoutRow.innerText()).toContain('1 error log from checkout within 10 seconds');
     expect(await badge(billingRow)).toBe('Firing');
-    const rules = (await server.request('GET', `/v1/alerts?projectId=${projectId}`, { token })).body.data as Array<{ id: string; name: string; channels: string[]; condition: { comparison: string } }>;
+    const rules = (await server.request('GET', `/v1/alerts?projectId=${projectId}`, { token })).body.data;
     const checkout = rules.find((r) => r.name === 'Checkout errors')!;
     const billing = rules.find((r) => r.name === 'Billing errors')!;
     expect([checkout.channels, checkout.condition.comparison]).toEqual([['webhook'], 'above']);
@@ -455,7 +466,7 @@ describeInChromium('console journey in chromium', (engine) => {
     await page.locator('.test-outcome').getByRole('button', { name: 'Dismiss' }).click();
 
     // Mute until a chosen time (the browser runs in UTC), unmute, then mute for an hour.
-    const ruleOf = async (id: string) => (await server.request('GET', `/v1/alerts/${id}`, { token })).body as { state: string; mutedUntil: string | null };
+    const ruleOf = async (id: string) => (await server.request('GET', `/v1/alerts/${id}`, { token })).body;
     await billingRow.getByRole('button', { name: 'Mute Billing errors' }).click();
     await billingRow.getByRole('button', { name: 'Until a time…' }).click();
     const muteUntil = Math.floor(((await page.evaluate(() => Date.now())) + 2 * 86_400_000) / 60_000) * 60_000;
@@ -501,8 +512,7 @@ describeInChromium('console journey in chromium', (engine) => {
     await checkoutRow.getByRole('link', { name: 'History' }).click();
     await page.getByRole('heading', { name: 'Checkout errors' }).waitFor();
     await until('resolved entry delivered', async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      await page.waitForTimeout(300);
+      await refreshHistory();
       const kinds = await page.locator('.history-entry .history-head .state').allInnerTexts();
       const delivered = await page.locator('.history-entry .deliveries').allInnerTexts();
       return kinds.join() === 'Resolved,Triggered' && delivered.every((d) => d.includes('webhook: sent'));
