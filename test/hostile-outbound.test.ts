@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAKER_FAILURES, BREAKER_MAX_OPEN_MS, BREAKER_OPEN_MS, Breakers, describeSendError, FairLimiter, isBlockedAddress } from '../src/features/notifications/outbound.js';
 import { PROJECT_NOTIFICATIONS_PER_MINUTE, RULE_NOTIFICATIONS_PER_MINUTE } from '../src/features/alerts/service.js';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, useAccount, useProject, useServer, waitFor, type Account } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { startSmtpSink } from './sinks.js';
 import { addMember, scanDatabase } from './teams-helpers.js';
@@ -91,13 +91,11 @@ async function closedPort(): Promise<number> {
 }
 
 describeEngines('hostile outbound: one account\'s destinations delay no other tenant\'s alerts', (engine) => {
-  let s: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let silent: Awaited<ReturnType<typeof startSilent>>;
   let blackhole: Awaited<ReturnType<typeof startHttp>>;
   let victimHooks: Awaited<ReturnType<typeof startHttp>>;
   let closed: number;
-  let bystanderKey: string;
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
@@ -105,24 +103,27 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
     blackhole = await startHttp();
     victimHooks = await startHttp();
     closed = await closedPort();
-    s = await startServer(engine, {
-      env: {
-        SMTP_URL: smtp.url,
-        PUBLIC_URL,
-        ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>',
-        WEBHOOK_ALLOWED_ORIGINS: [silent.origin, blackhole.origin, victimHooks.origin, `http://127.0.0.1:${closed}`].join(','),
-      },
-    });
-    bystanderKey = (await createProject(s, await signup(s), 'bystander')).apiKey;
   });
+  // afterAll hooks run in reverse: this one, declared before the server, runs after it has closed.
   afterAll(async () => {
-    // The hanging peers go first, so the server's requests to them end at once instead of at their timeout.
-    await silent?.close();
-    await blackhole?.close();
-    await s?.close();
     await victimHooks?.close();
     await smtp?.close();
   });
+  const s = useServer(engine, () => ({
+    env: {
+      SMTP_URL: smtp.url,
+      PUBLIC_URL,
+      ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>',
+      WEBHOOK_ALLOWED_ORIGINS: [silent.origin, blackhole.origin, victimHooks.origin, `http://127.0.0.1:${closed}`].join(','),
+    },
+  }));
+  // Declared after the server, so it runs before the server closes: the hanging peers go first, and
+  // the server's requests to them end at once instead of at their timeout.
+  afterAll(async () => {
+    await silent?.close();
+    await blackhole?.close();
+  });
+  const bystander = useProject(s, useAccount(s), 'bystander');
 
   const history = async (account: Account, ruleId: string) => (await s.request('GET', `/v1/alerts/${ruleId}/history?limit=100`, { token: account.accessToken })).body.data as { kind: string; deliveries: { channel: string; status: string; error?: string }[] }[];
   const allHistory = async (account: Account, ruleId: string) => {
@@ -160,14 +161,14 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
     loop.enable();
     const { report } = await beside(
       s,
-      bystanderKey,
+      bystander.apiKey,
       async () => {
         attackStarted = Date.now();
         const sending = (async () => {
           for (let i = 0; i < ATTACK_INGESTS; i++) {
             const res = await ingest(s, ap.apiKey, [{ level: 'error', message: `attack ${i}` }]);
             expect(res.status).toBe(202);
-            // Pacing, as the attack was made (94 one-log ingests in ~10 s); nothing waits on it.
+            // sleep: pacing, as the attack was made (94 one-log ingests in ~10 s); nothing waits on it.
             await new Promise((r) => setTimeout(r, 100));
           }
         })();
@@ -258,7 +259,8 @@ describeEngines('hostile outbound: one account\'s destinations delay no other te
     const rule = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: p.id, name: 'errors', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['webhook'] } });
     const res = await s.request('POST', `/v1/alerts/${rule.body.id}/test`, { token: a.accessToken });
     expect(res.status, res.text).toBe(200);
-    const error: string = res.body.deliveries[0].error;
+    expect(res.body.deliveries).toHaveLength(1);
+    const error = res.body.deliveries[0]!.error ?? '';
     expect(error).toContain('by name: refused: ');
     expect(error).toContain('closed: connection refused');
     // No IPv4 or IPv6 address in the text the user sees.
