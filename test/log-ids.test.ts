@@ -5,14 +5,14 @@
  * and a new project's first log had an id in the tens of thousands). Migration 0008 made the SQLite
  * table so without renumbering anything.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it } from 'vitest';
 import { CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely';
 import Sqlite from 'better-sqlite3';
 import type { DatabaseSchema } from '../src/db/types.js';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
 import { logId } from '../src/features/logs/present.js';
 import * as repo from '../src/features/logs/repository.js';
-import { createProject, describeEngines, ingest, openTail, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, openTail, setPlan, signup, startServer, useAccount, useProject, useServer, type TestServer } from './harness.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 /** The seq inside a log id (present.ts writes it in Crockford base32). */
@@ -27,25 +27,18 @@ async function ingestOk(s: TestServer, apiKey: string, body: unknown): Promise<v
 }
 
 describeEngines('log ids per project', (engine) => {
-  let s: TestServer;
-  let busy: Account;
-  let busyProject: { id: string; apiKey: string };
+  const s = useServer(engine);
+  const busy = useAccount(s, { plan: 'enterprise' });
+  const busyProject = useProject(s, busy, 'busy');
   const BUSY_LOGS = 3000;
 
   beforeAll(async () => {
-    s = await startServer(engine);
-    busy = await signup(s);
-    await setPlan(s, busy.id, 'enterprise');
-    busyProject = await createProject(s, busy, 'busy');
     for (let b = 0; b < BUSY_LOGS / 1000; b++) await ingestOk(s, busyProject.apiKey, Array.from({ length: 1000 }, (_, i) => ({ message: `busy ${b}-${i}` })));
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   it("a new tenant's first log is log_0000000000001, and its cursor and tail ids reveal only its own count", async () => {
     const busyNewest = await s.request('GET', `/v1/projects/${busyProject.id}/logs?limit=1`, { token: busy.accessToken });
-    expect(seqOf(busyNewest.body.data[0].id)).toBe(BUSY_LOGS);
+    expect(seqOf(busyNewest.body.data[0]!.id)).toBe(BUSY_LOGS);
 
     const tenant = await signup(s);
     const p = await createProject(s, tenant, 'new');
@@ -64,10 +57,12 @@ describeEngines('log ids per project', (engine) => {
       expect(page.body.data.map((l: { id: string; message: string }) => [l.id, l.message])).toEqual([['log_0000000000003', 'third']]);
       // The cursor is opaque to clients, but decodes: every number in it is the log's time or
       // at most this project's own count of logs.
-      const decoded = Buffer.from(page.body.nextCursor as string, 'base64url').toString('latin1');
-      const timeMs = String(Date.parse(page.body.data[0].timestamp));
+      const cursor = page.body.nextCursor;
+      if (cursor === null) throw new Error('the first of three logs at limit=1 came without a next cursor');
+      const decoded = Buffer.from(cursor, 'base64url').toString('latin1');
+      const timeMs = String(Date.parse(page.body.data[0]!.timestamp));
       for (const n of decoded.match(/\d+/g) ?? []) expect(n === timeMs || Number(n) <= 3, `${n} in the cursor ${decoded}`).toBe(true);
-      const rest = await s.request('GET', `/v1/projects/${p.id}/logs?cursor=${encodeURIComponent(page.body.nextCursor)}`, { token: tenant.accessToken });
+      const rest = await s.request('GET', `/v1/projects/${p.id}/logs?cursor=${encodeURIComponent(cursor)}`, { token: tenant.accessToken });
       expect(rest.body.data.map((l: { id: string }) => l.id)).toEqual(['log_0000000000002', 'log_0000000000001']);
 
       await tail.waitFor(() => tail.logs().length === 3);
@@ -82,7 +77,7 @@ describeEngines('log ids per project', (engine) => {
     // The busy project's numbering went on untouched.
     await ingestOk(s, busyProject.apiKey, { message: 'busy again' });
     const busyAgain = await s.request('GET', `/v1/projects/${busyProject.id}/logs?limit=1`, { token: busy.accessToken });
-    expect(seqOf(busyAgain.body.data[0].id)).toBe(BUSY_LOGS + 1);
+    expect(seqOf(busyAgain.body.data[0]!.id)).toBe(BUSY_LOGS + 1);
   });
 
   it("a project's ids are consecutive, in commit order, while another project ingests beside it", async () => {
@@ -107,7 +102,7 @@ describeEngines('log ids per project', (engine) => {
     const res = await s.request('GET', `/v1/projects/${p.id}/logs?limit=1000`, { token: owner.accessToken });
     expect(res.status).toBe(200);
     expect(res.body.nextCursor).toBeNull();
-    const logs = (res.body.data as { id: string; message: string }[]).map((l) => ({ seq: seqOf(l.id), message: l.message }));
+    const logs = res.body.data.map((l) => ({ seq: seqOf(l.id), message: l.message }));
     expect(logs.map((l) => l.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     const seqByMessage = new Map(logs.map((l) => [l.message, l.seq]));
     let roundMax = 0;
@@ -124,7 +119,7 @@ describeEngines('log ids per project', (engine) => {
       expect(roundMax).toBe((r + 1) * REQUESTS * PER_REQUEST);
     }
     const beside = await s.request('GET', `/v1/projects/${other.id}/logs?limit=1000`, { token: owner.accessToken });
-    expect((beside.body.data as { id: string }[]).map((l) => seqOf(l.id)).sort((a, b) => a - b)).toEqual(Array.from({ length: ROUNDS * REQUESTS * 7 }, (_, i) => i + 1));
+    expect(beside.body.data.map((l) => seqOf(l.id)).sort((a, b) => a - b)).toEqual(Array.from({ length: ROUNDS * REQUESTS * 7 }, (_, i) => i + 1));
   });
 
   it.skipIf(engine !== 'sqlite')('SQLite: newest-first pages, level pages, cursors and tail resumption are index walks within the project (skipped on PostgreSQL: it pins the query plans of SQLite, which PostgreSQL does not share)', async () => {

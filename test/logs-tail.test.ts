@@ -1,18 +1,10 @@
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, openTail, type Account, type TestServer, waitFor } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { createProject, describeEngines, errorOf, ingest, signup, openTail, useAccount, useServer, waitFor } from './harness.js';
 
 describeEngines('live tail', (engine) => {
-  let s: TestServer;
-  let a: Account;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { TAIL_HEARTBEAT: '1s', MAX_TAILS_PER_USER: '3' } });
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { TAIL_HEARTBEAT: '1s', MAX_TAILS_PER_USER: '3' } });
+  const a = useAccount(s, { plan: 'enterprise' });
 
   it('streams Server-Sent Events and delivers a new log as it is ingested', async () => {
     const p = await createProject(s, a);
@@ -179,13 +171,7 @@ describeEngines('live tail', (engine) => {
 
   if (engine === 'postgres') {
     describe('across nodes', () => {
-      let b: TestServer;
-      beforeAll(async () => {
-        b = await startServer(engine, { shareWith: s });
-      });
-      afterAll(async () => {
-        await b?.close();
-      });
+      const b = useServer(engine, () => ({ shareWith: s }));
 
       it('a log ingested through node A reaches a tail open on node B', async () => {
         const p = await createProject(s, a);

@@ -8,7 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
 import type { Db } from '../src/db/types.js';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -45,7 +45,7 @@ describeEngines('stats by source from the per-minute rollup', (engine) => {
   async function statsBody(server: TestServer, account: Account, projectId: string, params: string) {
     const res = await server.request('GET', `/v1/projects/${projectId}/logs/stats?${params}`, { token: account.accessToken });
     expect(res.status, res.text).toBe(200);
-    return res.body as { buckets: { start: string; total: number; groups?: Record<string, number> }[] };
+    return res.body;
   }
 
   it('answers as counting the logs does, with partial minutes at both ends and a level filter; kept through retention and project deletion', async () => {
@@ -119,7 +119,7 @@ describeEngines('stats by source from the per-minute rollup', (engine) => {
     // By source, SQL would hand back 150 rows past the cap of 10 × 10: refused, with the parameter.
     const res = await s.request('GET', `/v1/projects/${project.id}/logs/stats?${range}&groupBy=source`, { token: owner.accessToken });
     expect(res.status, res.text).toBe(400);
-    expect(res.body.error.details[0].path).toBe('querystring:/groupBy');
+    expect(errorOf(res).details).toEqual([expect.objectContaining({ path: 'querystring:/groupBy' })]);
     // A narrower range holds fewer: answered.
     expect((await statsBody(s, owner, project.id, `from=${t - 1}&to=${t + 50}&interval=1d&groupBy=source`)).buckets.some((b) => b.total === 51)).toBe(true);
   });
