@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../src/ids.js';
-import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, uniqueEmail, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, uniqueEmail, useServer, waitFor, type Account } from './harness.js';
 import { startSmtpSink } from './sinks.js';
 import { addMember, invite, rawRequest, withoutRequestId, type RawResponse } from './teams-helpers.js';
 
@@ -52,21 +52,20 @@ interface RouteRow {
 }
 
 describeEngines('teams and roles', (engine) => {
-  let s: TestServer;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
-    // Every account here signs up from 127.0.0.1, over a hundred of them, and the role matrix's owner
-    // sends dozens of invitations: past the sign-up throttle's and the per-sender cap's defaults.
-    s = await startServer(engine, {
-      env: { SMTP_URL: smtp.url, PUBLIC_URL, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', SIGNUP_MAX_PER_IP: '100000', INVITATIONS_PER_SENDER_PER_HOUR: '100000' },
-    });
   });
+  // Declared before the server: afterAll hooks run in reverse, so the mail sink closes after it.
   afterAll(async () => {
-    await s?.close();
     await smtp?.close();
   });
+  // Every account here signs up from 127.0.0.1, over a hundred of them, and the role matrix's owner
+  // sends dozens of invitations: past the sign-up throttle's and the per-sender cap's defaults.
+  const s = useServer(engine, () => ({
+    env: { SMTP_URL: smtp.url, PUBLIC_URL, ALERT_EMAIL_FROM: 'Loglane <alerts@loglane.test>', DELIVERY_RETRY_BASE: '1s', DELIVERY_MAX_ATTEMPTS: '2', SIGNUP_MAX_PER_IP: '100000', INVITATIONS_PER_SENDER_PER_HOUR: '100000' },
+  }));
 
   /** `n` fresh accounts, signed up in parallel (destructure at most `n` of them). */
   const users = async (n: 2 | 3 | 4 | 5) => (await Promise.all(Array.from({ length: n }, () => signup(s)))) as [Account, Account, Account, Account, Account];
@@ -503,7 +502,7 @@ describeEngines('teams and roles', (engine) => {
       expect(byWrong.status).toBe(404);
       expect(errorOf(byWrong).code).toBe('NOT_FOUND');
       const unknown = await s.request('POST', '/v1/invitations/accept', { token: wrong.accessToken, body: { token: `${token.slice(0, -4)}AAAA` } });
-      expect({ ...unknown.body.error, requestId: undefined }).toEqual({ ...byWrong.body.error, requestId: undefined });
+      expect({ ...errorOf(unknown), requestId: undefined }).toEqual({ ...errorOf(byWrong), requestId: undefined });
       expect((await s.request('GET', `/v1/projects/${p.id}`, { token: wrong.accessToken })).status).toBe(404);
       expect(await pending()).toEqual([invitation]);
 
