@@ -27,7 +27,7 @@ export function authAndTenancySuite(opts: {
   read: (server: TestServer, owner: Account, id: string) => Promise<Response>;
 }): void {
   const label = (r: RouteCase) => `${r.method} ${r.path(':id')}`;
-  const withoutRequestId = (res: Response) => ({ status: res.status, error: { ...res.body.error, requestId: undefined } });
+  const withoutRequestId = (res: Response) => ({ status: res.status, error: { ...errorOf(res), requestId: undefined } });
 
   it('every route refuses a missing token with 401 UNAUTHORIZED and an expired one with 401 TOKEN_EXPIRED', async () => {
     const s = opts.server();
