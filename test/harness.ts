@@ -219,6 +219,11 @@ function standIn<T extends object>(what: string, current: () => T | undefined): 
       const v = Reflect.get(value, key, value) as unknown;
       return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(value) : v;
     },
+    set(_target, key, v) {
+      const value = current();
+      if (value === undefined) throw new Error(`${what} is only there inside a test (it is made in beforeAll)`);
+      return Reflect.set(value, key, v, value); // a test may refresh a token: it changes the real value
+    },
     has: (_target, key) => current() !== undefined && key in current()!,
     ownKeys: () => (current() ? Reflect.ownKeys(current()!) : []),
     getOwnPropertyDescriptor: (_target, key) => (current() ? { ...Reflect.getOwnPropertyDescriptor(current()!, key), configurable: true } : undefined),
