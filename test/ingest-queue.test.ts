@@ -1,12 +1,12 @@
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
 import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs/admission.js';
 import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest-queue.js';
 import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest.js';
 import { IngestRateLimiter } from '../src/features/logs/rate-limit.js';
 import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
-import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, startServer, type Response, type TestServer, waitFor } from './harness.js';
+import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, type Response, useServer, waitFor } from './harness.js';
 
 /** A writer whose commits finish when the test says so. */
 function gatedWriter() {
@@ -386,13 +386,7 @@ describe('the steps before the queue', () => {
 });
 
 describeEngines('a group commit with one batch the database refuses', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('the real writer: the batch with a value the database cannot take fails alone; the others in its group are stored', async () => {
     const a = await signup(s);
@@ -429,14 +423,8 @@ describeEngines('a group commit with one batch the database refuses', (engine) =
 });
 
 describeEngines('ingestion under overload', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    // A quarter of 10,000 logs is one project's share.
-    s = await startServer(engine, { env: { INGEST_QUEUE_LIMIT: '10000' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  // A quarter of 10,000 logs is one project's share.
+  const s = useServer(engine, { env: { INGEST_QUEUE_LIMIT: '10000' } });
 
   it('with commits stalled, the queue fills: past its bound every project gets 503 OVERLOADED, past its share one project gets 429; each with Retry-After; exactly what was acknowledged is stored', async () => {
     const a = await signup(s);
@@ -498,13 +486,7 @@ describeEngines('ingestion under overload', (engine) => {
 });
 
 describeEngines('per-plan ingest rate limits', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { INGEST_RATE_FREE: '100', INGEST_RATE_STARTER: '0' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { INGEST_RATE_FREE: '100', INGEST_RATE_STARTER: '0' } });
 
   it('past the plan\'s rate a project gets 429 RATE_LIMITED with Retry-After; it refills; other plans and projects are unaffected', async () => {
     const a = await signup(s);

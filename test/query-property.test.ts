@@ -12,10 +12,10 @@
  * LOGLANE_PROPERTY_SEED replays the queries' seed, LOGLANE_PROPERTY_LOG_SEED draws other logs.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { LEVELS } from '../src/features/logs/levels.js';
 import { matchLogs, parseQuery, type QueryLog } from '../src/features/logs/query/index.js';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, useAccount, useServer } from './harness.js';
 import { DAY, filters, queryText, randomLog, T0, T1 } from './query-arbitraries.js';
 
 const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 200);
@@ -35,14 +35,11 @@ interface StoredLog {
 }
 
 describeEngines('search through SQL selects exactly what the predicate selects (property)', (engine) => {
-  let s: TestServer;
-  let owner: Account;
+  const s = useServer(engine);
+  const owner = useAccount(s, { plan: 'enterprise' });
   const projects: { id: string; rows: StoredLog[]; logs: QueryLog[]; names: Map<string, string> }[] = [];
 
   beforeAll(async () => {
-    s = await startServer(engine);
-    owner = await signup(s);
-    await setPlan(s, owner.id, 'enterprise');
     for (let k = 0; k < PROJECTS; k++) {
       const project = await createProject(s, owner, `property ${k}`);
       const [count] = fc.sample(fc.integer({ min: 40, max: 80 }), { numRuns: 1, seed: LOG_SEED + 100 + k });
@@ -67,9 +64,6 @@ describeEngines('search through SQL selects exactly what the predicate selects (
       }));
       projects.push({ id: project.id, rows, logs, names });
     }
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   it(`random queries: the pages, walked with cursors, are exactly the predicate's matches (${RUNS} runs)`, async () => {
