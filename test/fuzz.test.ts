@@ -10,7 +10,7 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LEVELS } from '../src/features/logs/levels.js';
-import { createProject, describeEngines, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { describeEngines, useAccount, useProject, useServer, type Account } from './harness.js';
 
 const FULL = process.env.LOGLANE_RELIABILITY === 'full';
 const RUNS = Number(process.env.LOGLANE_FUZZ_RUNS ?? (FULL ? 10_000 : 600));
@@ -90,7 +90,11 @@ interface Fixtures {
 }
 
 describeEngines('fuzzing from the OpenAPI document', (engine) => {
-  let s: TestServer;
+  const s = useServer(engine, { env: { LOGIN_MAX_ATTEMPTS: '1000000', LOGIN_MAX_ATTEMPTS_PER_IP: '1000000', SIGNUP_MAX_PER_IP: '1000000', LOG_LEVEL: 'warn' } });
+  const account = useAccount(s, { plan: 'enterprise' });
+  const project = useProject(s, account, 'fuzz');
+  const other = useAccount(s);
+  const othersProject = useProject(s, other, 'not yours');
   let doc: Schema;
   let ops: Operation[];
   let fx: Fixtures;
@@ -100,15 +104,10 @@ describeEngines('fuzzing from the OpenAPI document', (engine) => {
   const tally = { requests: 0, fiveXX: 0, undocumented: 0, invalidBodies: 0 };
 
   beforeAll(async () => {
-    s = await startServer(engine, { env: { LOGIN_MAX_ATTEMPTS: '1000000', LOGIN_MAX_ATTEMPTS_PER_IP: '1000000', SIGNUP_MAX_PER_IP: '1000000', LOG_LEVEL: 'warn' } });
     doc = (await s.request('GET', '/v1/openapi.json')).body;
-    const account = await signup(s);
-    await setPlan(s, account.id, 'enterprise');
-    const p = await createProject(s, account, 'fuzz');
-    const other = await signup(s);
-    const op = await createProject(s, other, 'not yours');
-    const rule = await s.request('POST', '/v1/alerts', { token: account.accessToken, body: { projectId: p.id, name: 'fuzz', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
-    fx = { account, projectId: p.id, otherProjectId: op.id, apiKey: p.apiKey, alertId: rule.body.id };
+    const rule = await s.request('POST', '/v1/alerts', { token: account.accessToken, body: { projectId: project.id, name: 'fuzz', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
+    expect(rule.status).toBe(201);
+    fx = { account, projectId: project.id, otherProjectId: othersProject.id, apiKey: project.apiKey, alertId: rule.body.id };
     ops = [];
     for (const [path, methods] of Object.entries<Schema>(doc.paths)) {
       for (const [method, op] of Object.entries<Schema>(methods)) {
@@ -119,7 +118,6 @@ describeEngines('fuzzing from the OpenAPI document', (engine) => {
   });
   afterAll(async () => {
     console.log(`[${engine}] fuzz: ${tally.requests} requests over ${ops?.length} operations; 5xx ${tally.fiveXX}, undocumented statuses ${tally.undocumented}, schema violations ${tally.invalidBodies}`);
-    await s?.close();
   });
 
   /** Sends one request and checks the answer against the document. */

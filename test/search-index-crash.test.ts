@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
-import { createTestDatabase, describeEngines, request, spawnServer, type ServerProcess, type TestDatabase } from './harness.js';
+import { createTestDatabase, describeEngines, request, spawnServer, waitFor, type ServerProcess, type TestDatabase } from './harness.js';
 
 const BLOCK = 64;
 const BLOCKS = 120;
@@ -87,11 +87,15 @@ describeEngines('the skip index after SIGKILL in the middle of building', (engin
     for (let k = 0; k < KILLS; k++) {
       const before = (await summaries()).blocks.length;
       const server = await spawnServer({ ...base(), INDEX_INTERVAL: '1s' });
-      // Wait for the builder to make progress, then kill it at a random moment of its work.
-      for (let waited = 0; (await summaries()).blocks.length === before && waited < 10_000; waited += 5) await sleep(5);
-      await sleep(Math.random() * 40);
-      server.child.kill('SIGKILL');
-      await server.exited;
+      try {
+        // Wait for the builder to make progress (while there is building left), then kill it at a random moment of its work.
+        if (before < BLOCKS) await waitFor(async () => (await summaries()).blocks.length > before, 10_000, `the builder to save a block past ${before}`, 5);
+        // sleep: a random moment of the builder's work to kill it at (the jitter is the subject)
+        await sleep(Math.random() * 40);
+      } finally {
+        server.child.kill('SIGKILL');
+        await server.exited;
+      }
       const after = await summaries();
       expect(after.torn, 'a summary without all of its filter').toEqual([]);
       if (after.blocks.length < BLOCKS) killedMidway.push(after.blocks.length);
@@ -101,7 +105,7 @@ describeEngines('the skip index after SIGKILL in the middle of building', (engin
 
     let server: ServerProcess = await spawnServer({ ...base(), INDEX_INTERVAL: '1s' });
     try {
-      for (let waited = 0; (await summaries()).blocks.length < BLOCKS && waited < 30_000; waited += 20) await sleep(20);
+      await waitFor(async () => (await summaries()).blocks.length >= BLOCKS, 30_000, `all ${BLOCKS} blocks summarised`, 20);
       const done = await summaries();
       expect(done.blocks).toEqual(Array.from({ length: BLOCKS }, (_, b) => 1 + b * BLOCK));
       expect(done.torn).toEqual([]);
