@@ -5,8 +5,8 @@
  * absent value are then counted (not timed): blocks and rows read, against the ~244 blocks in range.
  * A candidate block is read by its slices (256 logs) whose own filters may hold the needle.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEngines, ingest, useAccount, useProject, useServer } from './harness.js';
 
 const LOGS = 1_000_000;
 const BLOCK = 4096;
@@ -16,18 +16,13 @@ const IN_FLIGHT = 4;
 const WEEK = 7 * 86_400_000;
 
 describeEngines('a needle in a million logs', (engine) => {
-  let s: TestServer;
-  let owner: Account;
-  let projectId: string;
+  const s = useServer(engine, { env: { INDEX_INTERVAL: '1h', RETENTION_DAYS_ENTERPRISE: '3650' } });
+  const owner = useAccount(s, { plan: 'enterprise' });
+  const project = useProject(s, owner, 'million');
   let t0: number;
   const step = WEEK / LOGS;
 
   beforeAll(async () => {
-    s = await startServer(engine, { env: { INDEX_INTERVAL: '1h', RETENTION_DAYS_ENTERPRISE: '3650' } });
-    owner = await signup(s);
-    await setPlan(s, owner.id, 'enterprise');
-    const project = await createProject(s, owner, 'million');
-    projectId = project.id;
     t0 = s.clock.now() - WEEK - 60_000;
     let next = 0;
     const sender = async () => {
@@ -46,9 +41,6 @@ describeEngines('a needle in a million logs', (engine) => {
     expect(await s.app.services.logs.buildIndex()).toBe(Math.floor(LOGS / BLOCK));
     s.app.services.logs.setSearchIndex('on');
   }, 600_000);
-  afterAll(async () => {
-    await s?.close();
-  });
 
   /** What the search read through the index: a fresh report, so a search that fell back to the scan fails here. */
   const freshReport = (before: unknown) => {
@@ -58,9 +50,9 @@ describeEngines('a needle in a million logs', (engine) => {
   };
   const search = async (query: string) => {
     const before = s.app.services.logs.lastIndexReport();
-    const res = await s.request('GET', `/v1/projects/${projectId}/logs?query=${encodeURIComponent(query)}&from=${t0 - 1}&limit=100`, { token: owner.accessToken });
+    const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t0 - 1}&limit=100`, { token: owner.accessToken });
     expect(res.status, res.text).toBe(200);
-    return { messages: res.body.data.map((l: { message: string }) => l.message) as string[], report: freshReport(before) };
+    return { messages: res.body.data.map((l) => l.message), report: freshReport(before) };
   };
 
   it('a request id, a bare word and an absent value each read at most a few blocks of ~244', async () => {
@@ -84,7 +76,7 @@ describeEngines('a needle in a million logs', (engine) => {
 
   it("a request id's stats read as few blocks as its search, and count it", async () => {
     const before = s.app.services.logs.lastIndexReport();
-    const res = await s.request('GET', `/v1/projects/${projectId}/logs/stats?query=${encodeURIComponent('@reqId:r400000')}&from=${t0 - 1}&to=${t0 + WEEK}&interval=1d`, { token: owner.accessToken });
+    const res = await s.request('GET', `/v1/projects/${project.id}/logs/stats?query=${encodeURIComponent('@reqId:r400000')}&from=${t0 - 1}&to=${t0 + WEEK}&interval=1d`, { token: owner.accessToken });
     expect(res.status, res.text).toBe(200);
     expect(res.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0)).toBe(1);
     const report = freshReport(before);

@@ -12,13 +12,13 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { parseQuery } from '../src/features/logs/query/index.js';
 import { addLogItems, type GramSet } from '../src/features/logs/blocks/items.js';
 import { blocksInRange } from '../src/features/logs/blocks/store.js';
 import { FORMAT_PART } from '../src/features/logs/blocks/rows.js';
-import { createProject, describeEngines, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, signup, startServer, useAccount, useServer } from './harness.js';
 import { DAY, filters, keyedLog, keyedQueryText, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
 
 const RUNS = Number(process.env.LOGLANE_PROPERTY_RUNS ?? 120);
@@ -29,17 +29,14 @@ const Q_TEXTS = ['alpha', 'connection reset', 'req-1007', '10.0.0.1', ' reset', 
 type Mode = 'on' | 'forced' | 'all-maybe' | 'off';
 
 describeEngines('the skip index never changes an answer (differential)', (engine) => {
-  let s: TestServer;
-  let owner: Account;
+  const s = useServer(engine, { env: { INDEX_BLOCK_LOGS: String(BLOCK), INDEX_INTERVAL: '1h', RETENTION_DAYS_ENTERPRISE: '3650' } });
+  const owner = useAccount(s, { plan: 'enterprise' });
   const projects: { id: string }[] = [];
   /** Logs whose metadata keys are generated (empty, dots, NFC and NFD, very long): queried by keyedQueryText. */
   const keyed: { id: string }[] = [];
   let keyedQueries: fc.Arbitrary<string> | undefined;
 
   beforeAll(async () => {
-    s = await startServer(engine, { env: { INDEX_BLOCK_LOGS: String(BLOCK), INDEX_INTERVAL: '1h', RETENTION_DAYS_ENTERPRISE: '3650' } });
-    owner = await signup(s);
-    await setPlan(s, owner.id, 'enterprise');
     for (let k = 0; k < 2; k++) {
       const project = await createProject(s, owner, `index ${k}`);
       const drawn = fc.sample(randomLog, { numRuns: 200 + 37 * k, seed: 1600 + k });
@@ -65,9 +62,6 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     const built = await s.app.services.logs.buildIndex();
     // 200, 237, 150 and 150 logs: 12 + 14 + 9 + 9 full blocks, and a tail of 8, 13, 6 and 6 logs left unsummarised.
     expect(built).toBe(12 + 14 + 9 + 9);
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   /** Every page of a search, with its cursor, under one mode of the index. */
@@ -313,7 +307,7 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     await s.database.db.deleteFrom('log_block_blooms').where('project_id', '=', project.id).where('first_seq', '=', holding.first_seq).where('part', '<', 0).execute();
     const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t - 1}`, { token: owner.accessToken });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data.map((l: { metadata: { reqId: string } }) => l.metadata.reqId)).toEqual([needle]);
+    expect(res.body.data.map((l) => l.metadata.reqId)).toEqual([needle]);
     expect(s.app.services.logs.lastIndexReport()!.seqsRead).toBeGreaterThanOrEqual(BLOCK);
   });
 
