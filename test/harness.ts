@@ -432,7 +432,7 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // never leave a half-started server behind
       reject(new Error(`serve did not start:\n${out}`));
-    }, 20_000);
+    }, 60_000); // a hang guard, wide because a busy two-core machine can take 20 s to start a process and migrate
     const onData = (d: Buffer) => {
       out += d;
       const m = /Loglane listening on (http:\/\/[^"\s]+)/.exec(out);
