@@ -3,9 +3,9 @@
  * though the spec makes the lifetime configurable. Any positive duration is taken now; a refresh
  * lifetime shorter than the access lifetime starts with a warning, since clients then cannot refresh.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { describeEngines, errorOf, signup, startServer, type TestServer } from './harness.js';
+import { describeEngines, errorOf, signup, useServer } from './harness.js';
 
 describe('REFRESH_TOKEN_EXPIRY', () => {
   it('takes any positive duration, and refuses zero or nonsense', () => {
@@ -16,13 +16,7 @@ describe('REFRESH_TOKEN_EXPIRY', () => {
 });
 
 describeEngines('a 5-second refresh lifetime', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { REFRESH_TOKEN_EXPIRY: '5s' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { REFRESH_TOKEN_EXPIRY: '5s' } });
 
   it('starts, warns that it is shorter than the access lifetime, and refresh tokens live exactly that long', async () => {
     expect(s.logs.some((line) => line.includes('"level":40') && line.includes('REFRESH_TOKEN_EXPIRY is shorter than ACCESS_TOKEN_EXPIRY'))).toBe(true);
@@ -30,6 +24,7 @@ describeEngines('a 5-second refresh lifetime', (engine) => {
     s.clock.advance(4000);
     const fresh = await s.request('POST', '/v1/auth/refresh', { body: { refreshToken: a.refreshToken } });
     expect(fresh.status).toBe(200);
+    expect(fresh.body.refreshToken).toEqual(expect.any(String));
     s.clock.advance(5001);
     const stale = await s.request('POST', '/v1/auth/refresh', { body: { refreshToken: fresh.body.refreshToken } });
     expect(stale.status).toBe(401);

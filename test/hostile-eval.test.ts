@@ -6,8 +6,8 @@
  * names in slices; a query's regexes are capped in all; real `(none)`/`(other)` values keep apart
  * from the synthetic groups. Each attack runs beside a bystander (test/hostile.ts).
  */
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer, waitFor } from './harness.js';
+import { beforeEach, expect, it } from 'vitest';
+import { createProject, describeEngines, errorOf, ingest, openTail, signup, useAccount, useProject, useServer, waitFor } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { INLINE_COST } from '../src/features/logs/pattern.js';
 import { evalCounters, resetEvalCounters } from '../src/features/logs/query/index.js';
@@ -29,20 +29,10 @@ const groupsOf = (buckets: Bucket[]) => {
 };
 
 describeEngines('deciding a log never freezes the server', (engine) => {
-  let s: TestServer;
+  const s = useServer(engine, { env: { QUERY_TIME_BUDGET: '30s' } });
+  const bystanderProject = useProject(s, useAccount(s, { plan: 'pro' }), 'bystander');
   /** Each attack from a fresh free account (one project each). */
   let attacker: Awaited<ReturnType<typeof signup>>;
-  let bystanderProject: { id: string; apiKey: string };
-
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { QUERY_TIME_BUDGET: '30s' } });
-    const bystander = await signup(s);
-    await setPlan(s, bystander.id, 'pro');
-    bystanderProject = await createProject(s, bystander, 'bystander');
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
 
   beforeEach(async () => {
     attacker = await signup(s);
@@ -51,9 +41,9 @@ describeEngines('deciding a log never freezes the server', (engine) => {
   const rule = async (projectId: string, query: string) => {
     const res = await s.request('POST', '/v1/alerts', { token: attacker.accessToken, body: { projectId, name: 'eval', condition: { level: 'error', threshold: 1, window: '5m', query }, channels: ['email'], cooldown: '0s' } });
     expect(res.status).toBe(201);
-    return res.body.id as string;
+    return res.body.id;
   };
-  const history = async (ruleId: string) => (await s.request('GET', `/v1/alerts/${ruleId}/history`, { token: attacker.accessToken })).body.data as { sample: { message: string }[] }[];
+  const history = async (ruleId: string) => (await s.request('GET', `/v1/alerts/${ruleId}/history`, { token: attacker.accessToken })).body.data;
 
   it('a 999-segment path over 2,000 objects in search, a tail and an alert rule, and a 149-segment groupBy over 20,000 objects', async () => {
     const project = await createProject(s, attacker, 'paths');
@@ -104,7 +94,7 @@ describeEngines('deciding a log never freezes the server', (engine) => {
     expectUnharmed(report);
     // Only the log whose last word is b has 998 words before a b.
     expect(result.status).toBe(200);
-    expect(result.body.data.map((l: { metadata: { i: number } }) => l.metadata.i)).toEqual([0]);
+    expect(result.body.data.map((l) => l.metadata.i)).toEqual([0]);
     expect((await history(ruleId))[0]!.sample.map((l) => l.message)).toEqual([words(0)]);
     // Indexing 30,000 words once, then a candidate per b: not 999 × 30,000 comparisons.
     expect(evalCounters.maxDecisionUnits).toBeLessThan(80_000);
@@ -127,7 +117,7 @@ describeEngines('deciding a log never freezes the server', (engine) => {
     }, { label: 'regex over a 44-element array: search, rule' });
     expectUnharmed(report);
     expect(result.status).toBe(200);
-    expect(result.body.data.map((l: { message: string }) => l.message)).toEqual(['array match']);
+    expect(result.body.data.map((l) => l.message)).toEqual(['array match']);
     expect((await history(ruleId))[0]!.sample.map((l) => l.message)).toEqual(['array match']);
     // What one log ran inline, and what ran between two turns of the event loop: one budget each
     // (here the runs of elements all went to the regex worker, off the event loop).

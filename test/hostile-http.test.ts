@@ -11,8 +11,8 @@
 import { createECDH, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, setPlan, signup, startServer, type Account, type TestServer } from './harness.js';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEngines, errorOf, ingest, useAccount, useProject, useServer } from './harness.js';
 
 interface RawResponse {
   status: number;
@@ -91,23 +91,15 @@ const p256dh = () => {
 };
 
 describeEngines('hostile HTTP input', (engine) => {
-  let s: TestServer;
-  let a: Account;
-  let projectId: string;
-  let apiKey: string;
+  const s = useServer(engine, { env: { PUSH_ALLOWED_ORIGINS: 'https://push.example.test' } });
+  const a = useAccount(s, { plan: 'enterprise' });
+  const project = useProject(s, a);
   let alertId: string;
 
   beforeAll(async () => {
-    s = await startServer(engine, { env: { PUSH_ALLOWED_ORIGINS: 'https://push.example.test' } });
-    a = await signup(s);
-    await setPlan(s, a.id, 'enterprise');
-    ({ id: projectId, apiKey } = await createProject(s, a));
-    const rule = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId, name: 'r', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
+    const rule = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: project.id, name: 'r', condition: { level: 'error', threshold: 1, window: '1m' }, channels: ['email'] } });
     expect(rule.status).toBe(201);
     alertId = rule.body.id;
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   const send = (method: string, path: string, raw: string) => s.request(method, path, { raw, token: a.accessToken, headers: { 'content-type': 'application/json' } });
@@ -123,20 +115,20 @@ describeEngines('hostile HTTP input', (engine) => {
 
   it('NUL in any stored text field is a 400 at its JSON pointer, never a 500 (finding 7)', async () => {
     const condition = (pattern: string) => `{"level":"error","threshold":1,"window":"1m","pattern":"${pattern}"}`;
-    expect400At(await send('POST', '/v1/alerts', `{"projectId":"${projectId}","name":"n","condition":${condition('a\\u0000b')},"channels":["email"]}`), '/condition/pattern', NUL);
+    expect400At(await send('POST', '/v1/alerts', `{"projectId":"${project.id}","name":"n","condition":${condition('a\\u0000b')},"channels":["email"]}`), '/condition/pattern', NUL);
     expect400At(await send('PUT', `/v1/alerts/${alertId}`, `{"condition":${condition('x\\u0000')}}`), '/condition/pattern', NUL);
     const keys = `{"p256dh":"${p256dh()}","auth":"${randomBytes(16).toString('base64url')}"}`;
     expect400At(await send('POST', '/v1/push/subscriptions', `{"endpoint":"https://push.example.test/s\\u0000x","keys":${keys}}`), '/endpoint', NUL);
     expect400At(await send('POST', '/v1/projects', '{"name":"ok","x\\u0000y":1}'), '/x\\u0000y', NUL);
-    expect400At(await send('PUT', `/v1/projects/${projectId}`, '{"name":"\\u0000"}'), '/name', NUL);
+    expect400At(await send('PUT', `/v1/projects/${project.id}`, '{"name":"\\u0000"}'), '/name', NUL);
     // The same endpoint without the NUL is fine: the rule is about the character, not the field.
     const ok = await send('POST', '/v1/push/subscriptions', `{"endpoint":"https://push.example.test/sx","keys":${keys}}`);
     expect(ok.status, ok.text).toBe(201);
   });
 
   it('lone surrogates in any text input are a 400, and a proper pair is stored as sent (finding 11)', async () => {
-    const before = (await s.request('GET', `/v1/alerts?projectId=${projectId}`, { token: a.accessToken })).body.data.length;
-    const rule = (name: string) => `{"projectId":"${projectId}","name":"${name}","condition":{"level":"error","threshold":1,"window":"1m"},"channels":["email"]}`;
+    const before = (await s.request('GET', `/v1/alerts?projectId=${project.id}`, { token: a.accessToken })).body.data.length;
+    const rule = (name: string) => `{"projectId":"${project.id}","name":"${name}","condition":{"level":"error","threshold":1,"window":"1m"},"channels":["email"]}`;
     expect400At(await send('POST', '/v1/alerts', rule('x\\ud800')), '/name', LONE);
     expect400At(await send('POST', '/v1/alerts', rule('\\udfffx')), '/name', LONE);
     expect400At(await send('PUT', `/v1/alerts/${alertId}`, '{"channels":["email","\\udc00"]}'), '/channels/1', LONE);
@@ -144,7 +136,7 @@ describeEngines('hostile HTTP input', (engine) => {
     expect400At(await send('POST', '/v1/projects', '{"name":"ok","\\ud800":1}'), '/\\ud800', LONE);
     // A reversed pair is two lone surrogates.
     expect400At(await send('POST', '/v1/projects', '{"name":"\\ude00\\ud83d"}'), '/name', LONE);
-    expect((await s.request('GET', `/v1/alerts?projectId=${projectId}`, { token: a.accessToken })).body.data.length).toBe(before);
+    expect((await s.request('GET', `/v1/alerts?projectId=${project.id}`, { token: a.accessToken })).body.data.length).toBe(before);
 
     const pair = await send('POST', '/v1/alerts', rule('fire \\ud83d\\udd25'));
     expect(pair.status, pair.text).toBe(201);
@@ -154,14 +146,14 @@ describeEngines('hostile HTTP input', (engine) => {
   });
 
   it('query strings follow the same rule, with their part in the path; a path parameter that breaks it is not found', async () => {
-    const q = await s.request('GET', `/v1/projects/${projectId}/logs?q=a%00b`, { token: a.accessToken });
+    const q = await s.request('GET', `/v1/projects/${project.id}/logs?q=a%00b`, { token: a.accessToken });
     expect400At(q, 'querystring:/q', NUL);
-    const query = await s.request('GET', `/v1/projects/${projectId}/logs?query=level%3Aerror%00`, { token: a.accessToken });
+    const query = await s.request('GET', `/v1/projects/${project.id}/logs?query=level%3Aerror%00`, { token: a.accessToken });
     expect400At(query, 'querystring:/query', NUL);
     const alerts = await s.request('GET', '/v1/alerts?projectId=%00', { token: a.accessToken });
     expect400At(alerts, 'querystring:/projectId', NUL);
     // A path parameter names a resource: one that cannot exist is not found, as any id of the wrong shape.
-    for (const path of ['/v1/alerts/alt_%00', `/v1/projects/${projectId}%00`, '/v1/push/subscriptions/psub_%00']) {
+    for (const path of ['/v1/alerts/alt_%00', `/v1/projects/${project.id}%00`, '/v1/push/subscriptions/psub_%00']) {
       const param = await s.request(path.startsWith('/v1/push') ? 'DELETE' : 'GET', path, { token: a.accessToken });
       expect(param.status, path).toBe(404);
       expect(errorOf(param).code).toBe('NOT_FOUND');
@@ -178,19 +170,19 @@ describeEngines('hostile HTTP input', (engine) => {
   // What exactly takes their place is the ingest path's business (features/logs/normalise.ts);
   // here: such a log is accepted, and nothing of it is stored as NUL or as a lone surrogate.
   it('log ingestion is exempt: NUL and lone surrogates in a log are accepted, not refused', async () => {
-    const res = await s.request('POST', '/v1/logs', { raw: '[{"message":"nul\\u0000 lone\\ud800 end","metadata":{"k\\u0000":"v\\udfff"}}]', headers: { 'content-type': 'application/json', 'x-api-key': apiKey } });
+    const res = await s.request('POST', '/v1/logs', { raw: '[{"message":"nul\\u0000 lone\\ud800 end","metadata":{"k\\u0000":"v\\udfff"}}]', headers: { 'content-type': 'application/json', 'x-api-key': project.apiKey } });
     expect(res.status, res.text).toBe(202);
     expect(res.body.accepted).toBe(1);
-    const logs = await s.request('GET', `/v1/projects/${projectId}/logs?q=lone`, { token: a.accessToken });
+    const logs = await s.request('GET', `/v1/projects/${project.id}/logs?q=lone`, { token: a.accessToken });
     expect(logs.body.data).toHaveLength(1);
-    const message: string = logs.body.data[0].message;
+    const message: string = logs.body.data[0]!.message;
     // One U+FFFD for each, the same on both engines.
     expect(message).toBe('nul\ufffd lone\ufffd end');
     expect(message.includes('\u0000') || !message.isWellFormed()).toBe(false);
     // OTLP too.
-    const otlp = await s.request('POST', '/v1/otlp/v1/logs', { raw: '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"otlp\\u0000 lone\\ud800"}}]}]}]}', headers: { 'content-type': 'application/json', 'x-api-key': apiKey } });
+    const otlp = await s.request('POST', '/v1/otlp/v1/logs', { raw: '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"otlp\\u0000 lone\\ud800"}}]}]}]}', headers: { 'content-type': 'application/json', 'x-api-key': project.apiKey } });
     expect(otlp.status, otlp.text).toBe(200);
-    const fromOtlp = await s.request('GET', `/v1/projects/${projectId}/logs?q=otlp`, { token: a.accessToken });
+    const fromOtlp = await s.request('GET', `/v1/projects/${project.id}/logs?q=otlp`, { token: a.accessToken });
     expect(fromOtlp.body.data.map((l: { message: string }) => l.message)).toEqual(['otlp\ufffd lone\ufffd']);
   });
 
@@ -229,7 +221,7 @@ describeEngines('hostile HTTP input', (engine) => {
   it(`a 6 MiB body gets a readable 413 in the error body, every time (finding 14, ${RUNS} runs each)`, async () => {
     const routes: [string, Record<string, string>][] = [
       ['/v1/projects', { authorization: `Bearer ${a.accessToken}` }],
-      ['/v1/logs', { 'x-api-key': apiKey }],
+      ['/v1/logs', { 'x-api-key': project.apiKey }],
     ];
     for (const [path, headers] of routes) {
       for (let run = 0; run < RUNS; run++) {
@@ -256,6 +248,6 @@ describeEngines('hostile HTTP input', (engine) => {
       expect(JSON.parse(res.body).error.code).toBe('INVALID_API_KEY');
     }
     // Ingestion still works with the real key.
-    expect((await ingest(s, apiKey, { message: 'after' })).status).toBe(202);
+    expect((await ingest(s, project.apiKey, { message: 'after' })).status).toBe(202);
   });
 });

@@ -4,9 +4,9 @@
  * patterns past MAX_PROGRAM_SIZE are refused before they are compiled, costly tests leave the
  * event loop for the regex worker, and every place a user regex runs goes through that runner.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RE2JS } from 're2js';
-import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer, waitFor } from './harness.js';
+import { describeEngines, errorOf, ingest, openTail, useAccount, useProject, useServer, waitFor } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { compileRe2, DFA_MAX_BYTES, estimateProgramSize, limitDfa, MAX_PROGRAM_SIZE, PatternTooCostly } from '../src/features/logs/pattern.js';
 import { runTests } from '../src/features/logs/regex-runner.js';
@@ -110,26 +110,17 @@ describe('pattern cost cap', () => {
 });
 
 describeEngines('a costly pattern never stalls the server', (engine) => {
-  let s: TestServer;
-  let attacker: Awaited<ReturnType<typeof signup>>;
-  let attackerProject: { id: string; apiKey: string };
-  let bystanderProject: { id: string; apiKey: string };
-  let bystander: Awaited<ReturnType<typeof signup>>;
+  // A generous budget: the point here is that costly work does not stall others, not the budget.
+  const s = useServer(engine, { env: { QUERY_TIME_BUDGET: '30s' } });
+  const attacker = useAccount(s);
+  const attackerProject = useProject(s, attacker, 'attacker');
+  const bystander = useAccount(s, { plan: 'pro' });
+  const bystanderProject = useProject(s, bystander, 'bystander');
 
   beforeAll(async () => {
-    // A generous budget: the point here is that costly work does not stall others, not the budget.
-    s = await startServer(engine, { env: { QUERY_TIME_BUDGET: '30s' } });
-    attacker = await signup(s);
-    attackerProject = await createProject(s, attacker, 'attacker');
-    bystander = await signup(s);
-    await setPlan(s, bystander.id, 'pro');
-    bystanderProject = await createProject(s, bystander, 'bystander');
     // Two of the attacker's own logs of 30,000 characters, as in the finding.
     const res = await ingest(s, attackerProject.apiKey, [{ message: VICTIM_TEXT }, { message: VICTIM_TEXT.replace(/1/g, '2') }]);
     expect(res.status).toBe(202);
-  });
-  afterAll(async () => {
-    await s?.close();
   });
 
   it('patterns past the cost cap are a 400 everywhere a pattern is taken', async () => {
@@ -194,6 +185,6 @@ describeEngines('a costly pattern never stalls the server', (engine) => {
     // The attacker's rule did evaluate its logs in the end, and fired on the matching one.
     await waitFor(async () => (await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t })).body.data.length > 0, 15_000, "the attacker's alert");
     const history = await s.request('GET', `/v1/alerts/${attackRule.body.id}/history`, { token: t });
-    expect(history.body.data[0].sample.map((l: { message: string }) => l.message)).toEqual([match]);
+    expect(history.body.data[0]!.sample.map((l) => l.message)).toEqual([match]);
   });
 });
