@@ -4,8 +4,8 @@
  * expiry, logout, project deletion) with no cap on tails per server.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, type TestServer } from './harness.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, useServer, waitFor, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { RECENT_MAX_BYTES, RECENT_TOTAL_BYTES, TailHub, type TailOutput } from '../src/features/logs/tail.js';
 import { parseFilter } from '../src/features/logs/filter.js';
@@ -16,11 +16,7 @@ type Tail = Awaited<ReturnType<typeof openTail>>;
 
 /** Waits until the server has ended the tail, and answers the reason it gave in its `end` event. */
 async function endOf(tail: Tail, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  while (!tail.ended) {
-    if (Date.now() > deadline) throw new Error(`the tail is still open after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(() => tail.ended, timeoutMs, 'the server to end the tail');
   const end = tail.events.find((e) => e.event === 'end');
   return end ? (JSON.parse(end.data!) as { reason: string }).reason : '(no end event)';
 }
@@ -33,6 +29,7 @@ async function sendLarge(s: TestServer, apiKey: string, n: number, bytes: number
     const count = Math.min(perRequest, n - sent);
     const res = await ingest(s, apiKey, Array.from({ length: count }, (_, i) => ({ message: `${sent + i} ${filler}`, level })));
     if (res.status === 429 || res.status === 503) {
+      // sleep: a client told to come back after Retry-After seconds waits that long, as the server asked
       await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
       continue;
     }
@@ -42,13 +39,7 @@ async function sendLarge(s: TestServer, apiKey: string, n: number, bytes: number
 }
 
 describeEngines('live tails are bounded in memory', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('a level=fatal tail beside 2,000 logs of 60 KB holds at most its byte window, and a bystander sees no harm', async () => {
     const owner = await signup(s);
@@ -102,13 +93,7 @@ describeEngines('live tails are bounded in memory', (engine) => {
 });
 
 describeEngines('a live tail ends with its authority', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine, { env: { MAX_TAILS: '3' } });
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine, { env: { MAX_TAILS: '3' } });
 
   it('ends when its access token expires', async () => {
     const short = await startServer(engine, { env: { ACCESS_TOKEN_EXPIRY: '2s' } });
@@ -161,8 +146,7 @@ describeEngines('a live tail ends with its authority', (engine) => {
     expect(errorOf({ status: refused.status, headers: refused.headers, body: JSON.parse(refused.body!), text: refused.body! }).code).toBe('OVERLOADED');
     for (const t of opened) t.close();
     // Closed tails free their places.
-    const deadline = Date.now() + 3000;
-    while (s.app.services.logs.openTails() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => s.app.services.logs.openTails() === 0, 3000, 'the closed tails to free their places');
     const again = await openTail(s, late.accessToken, p.id);
     expect(again.status).toBe(200);
     again.close();
@@ -188,8 +172,10 @@ describeEngines('a live tail ends with its authority', (engine) => {
 describe('a live tail that cannot decide logs in time', () => {
   it('does not send them, and says how many in the server\'s log', async () => {
     const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    let warned!: () => void;
+    const warning = new Promise<void>((resolve) => (warned = resolve));
     const noop = () => {};
-    const log = { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }), info: noop, error: noop, debug: noop, trace: noop, fatal: noop, child: () => log } as unknown as FastifyBaseLogger;
+    const log = { warn: (obj: Record<string, unknown>, msg: string) => (warnings.push({ obj, msg }), warned()), info: noop, error: noop, debug: noop, trace: noop, fatal: noop, child: () => log } as unknown as FastifyBaseLogger;
     const t0 = Date.now();
     const hub = new TailHub({ since: async () => [], lastSeq: async () => 0 }, log, () => t0);
     const sent: number[] = [];
@@ -204,15 +190,15 @@ describe('a live tail that cannot decide logs in time', () => {
     const clock = vi.spyOn(Date, 'now').mockImplementation(() => (now += 3_600_000));
     try {
       hub.publish('proj_t', 0, 2, [row(1, 'short'), row(2, `${'a'.repeat(10_000)}1`)]);
-      const deadline = performance.now() + 5000;
-      while (warnings.length === 0 && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+      // Until the hub warns that it gave up on the log (bounded by the test's timeout: with Date.now
+      // mocked, waitFor's deadline cannot be read).
+      await warning;
     } finally {
       clock.mockRestore();
     }
     // A log decided in time, after them: once it arrives, the run before it was dealt with.
     hub.publish('proj_t', 2, 3, [row(3, `${'b'.repeat(500)}1`)]);
-    const deadline = performance.now() + 5000;
-    while (sent.length === 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => sent.length > 0, 5000, 'the log decided in time to be sent');
     expect(sent).toEqual([3]);
     expect(warnings).toEqual([{ obj: expect.objectContaining({ projectId: 'proj_t', undecided: 1 }), msg: expect.stringContaining('could not decide') }]);
     tail.close();
