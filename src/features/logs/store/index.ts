@@ -76,6 +76,8 @@ export interface LogStore {
    * on the event loop's thread); nothing where that transaction waits without holding anyone up.
    */
   purgeProject(projectId: string): Promise<void>;
+  /** The steps that took logs so far (a purge's, retention's batches), counted where they ran: tests assert on them. */
+  deleteCounts(): Promise<DeleteCounts>;
 
   // The skip index.
   /** Projects with at least `blockLogs` logs past their last summary. */
@@ -95,6 +97,21 @@ export interface LogStore {
 
   /** Stops the writer (after what it was given is committed). */
   close(): Promise<void>;
+}
+
+/** Steps that took logs, each one transaction of at most its batch. */
+export interface StepCounts {
+  steps: number;
+  /** The most logs one step took. */
+  maxLogs: number;
+  /** The threads (worker_threads threadId) that ran the steps: SQLite's writer thread; on PostgreSQL the app's, which sends the statements. */
+  threads: number[];
+}
+
+/** What the store's deletions did: a purge's steps ahead of a project's deletion, and retention's batches. */
+export interface DeleteCounts {
+  purge: StepCounts;
+  retention: StepCounts;
 }
 
 type SharedQueries = 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind';

@@ -4,6 +4,7 @@
  * read through a pool whose statements time out at the query budget, and one node at a time builds
  * the skip index (an advisory lock).
  */
+import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../../db/types.js';
 import { saveSummary, summarise } from '../blocks/store.js';
@@ -11,7 +12,7 @@ import { createPartitionMaintenance } from '../partitions.js';
 import { listenForCommits, PG_CHANNEL } from '../pg-listener.js';
 import type { CommitResult, LogWriter } from '../writer.js';
 import { minuteCounts, toColumns } from './batch.js';
-import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
+import { withSharedQueries, type DeleteCounts, type LogStore, type LogStoreDeps } from './index.js';
 import { postgresSql } from './postgres-sql.js';
 import { countRemovedLogs, dropEmptyLogCounts, dropEmptySourceCounts, markIdempotencyDone } from './statements.js';
 
@@ -28,14 +29,26 @@ const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code;
 export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: LogStoreDeps): LogStore {
   const writer = createPostgresWriter(db);
   const partitions = createPartitionMaintenance({ db, config: deps.config, now: deps.now, log: deps.log });
+  /** Retention's batches that took logs, counted as they commit; a purge runs none (below). */
+  const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
   return withSharedQueries(db, {
     writer,
     reads: readDb,
     sql: postgresSql,
     expireWhole: () => partitions.expire(),
-    deleteOlderThan: (projectId, cutoff, batch) => db.transaction().execute((tx) => deleteOlderThan(tx, projectId, cutoff, batch)),
+    async deleteOlderThan(projectId, cutoff, batch) {
+      const n = await db.transaction().execute((tx) => deleteOlderThan(tx, projectId, cutoff, batch));
+      if (n > 0) {
+        const counts = deleted.retention;
+        counts.steps++;
+        counts.maxLogs = Math.max(counts.maxLogs, n);
+        if (!counts.threads.includes(threadId)) counts.threads.push(threadId);
+      }
+      return n;
+    },
     // The deleting transaction's one DELETE runs in PostgreSQL, holding up no other request.
     purgeProject: async () => {},
+    deleteCounts: async () => structuredClone(deleted),
     maintain: () => partitions.ensure(),
     buildBlock(projectId, first, last) {
       return db.transaction().execute(async (tx) => {

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from '../writer.js';
 import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
+import type { DeleteCounts } from './index.js';
 import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
 
 /** The SQLite writer also writes alert counters (see LogStore.addAlertCounts), the skip index's summaries, and deletes logs in steps (retention, a project's purge). */
@@ -17,6 +18,8 @@ export interface SqliteLogWriter extends LogWriter {
    * some of its block summaries. How many went; 0 when nothing is left.
    */
   deleteStep(projectId: string, batch: number, before: number | null): Promise<number>;
+  /** The steps that took logs so far, as the thread counted them (LogStore.deleteCounts). */
+  deleteCounts(): Promise<DeleteCounts>;
 }
 
 /**
@@ -97,6 +100,9 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     },
     deleteStep(projectId, batch, before) {
       return call<number>({ deleteFrom: projectId, batch, before });
+    },
+    deleteCounts() {
+      return call<DeleteCounts>({ deleteCounts: true });
     },
     async close() {
       closed = true;

@@ -7,12 +7,13 @@
  * shared with the main thread come from statements.ts, compiled here with Kysely's SQLite compiler
  * (no connection) and prepared once per distinct text on this thread's connection.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Compilable } from 'kysely';
 import { SQLITE_PRAGMAS } from '../../../db/sqlite-pragmas.js';
 import type { DatabaseSchema } from '../../../db/types.js';
 import type { AlertCount, AlertCountRow, CommitResult } from '../writer.js';
+import type { DeleteCounts } from './index.js';
 import { minuteCounts, type Columns } from './batch.js';
 import * as statements from './statements.js';
 import { LOG_COLUMNS } from './statements.js';
@@ -23,6 +24,7 @@ export type WriterMessage =
   | { id: number; counts: AlertCount[]; ruleIds: string[]; from: number }
   | { id: number; block: BlockRowValues; blooms: BloomRowValues[] }
   | { id: number; deleteFrom: string; batch: number; before: number | null }
+  | { id: number; deleteCounts: true }
   | { close: true };
 
 const db = new Sqlite((workerData as { file: string }).file);
@@ -138,6 +140,8 @@ const saveSummary = db.transaction((block: BlockRowValues, blooms: BloomRowValue
 const SEQS_PER_DELETE = 500;
 /** Skip-index blocks one purge step forgets, once the logs are gone (a block has up to ~40 filter rows). */
 const PURGE_BLOCKS = 50;
+/** The steps that took logs, counted here as they run (LogStore.deleteCounts): a purge's (no `before`) and retention's. */
+const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
 
 /**
  * One step of deleting a project's logs, in one transaction on this thread, so the event loop
@@ -171,6 +175,10 @@ const deleteStep = db.transaction((projectId: string, batch: number, before: num
   );
   run(statements.dropEmptyLogCounts(compiler, projectId));
   run(statements.dropEmptySourceCounts(compiler, projectId));
+  const counts = before === null ? deleted.purge : deleted.retention;
+  counts.steps++;
+  counts.maxLogs = Math.max(counts.maxLogs, n);
+  if (!counts.threads.includes(threadId)) counts.threads.push(threadId);
   return n;
 });
 
@@ -194,6 +202,7 @@ port.on('message', (msg: WriterMessage) => {
   try {
     if ('counts' in msg) port.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
     else if ('block' in msg) port.postMessage({ id: msg.id, results: saveSummary.immediate(msg.block, msg.blooms) });
+    else if ('deleteCounts' in msg) port.postMessage({ id: msg.id, results: deleted });
     else if ('deleteFrom' in msg) port.postMessage({ id: msg.id, results: deleteStep.immediate(msg.deleteFrom, msg.batch, msg.before) });
     else port.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });
   } catch (err) {

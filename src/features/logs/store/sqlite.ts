@@ -9,8 +9,8 @@ import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js'
 import { createSqliteWriter } from './sqlite-writer.js';
 import { sqliteSql } from './sqlite-sql.js';
 
-/** Logs a project deletion takes away per statement before its last transaction. */
-const PURGE_BATCH = 2000;
+/** Logs a project deletion takes away per step before its last transaction. */
+export const PURGE_BATCH = 2000;
 
 export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDeps, 'now'>): LogStore {
   const writer = createSqliteWriter(file);
@@ -30,6 +30,7 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
       // lock, and other tenants' commits wait for one step at most.
       while ((await writer.deleteStep(projectId, PURGE_BATCH, null)) > 0);
     },
+    deleteCounts: () => writer.deleteCounts(),
     async buildBlock(projectId, first, last) {
       // Nobody else builds: one node owns the file. The summary is computed first, then saved in one
       // transaction, so a process killed mid-save leaves the block without a summary, never half of one.
