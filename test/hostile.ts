@@ -37,6 +37,9 @@ function percentile(sorted: number[], p: number): number {
  * `minMs` and until the attack settles. The attack's own failures are rethrown after the report.
  */
 export async function beside<T>(s: TestServer, bystanderKey: string, attack: () => Promise<T>, options: { minMs?: number; probeEveryMs?: number; /** Names the attack in the report `bench:hostile` collects. */ label?: string } = {}): Promise<{ result: T; report: BystanderReport }> {
+  // Read once: the loops below must not touch the server's stand-in (useServer) after a test that
+  // timed out has had its server closed; they end once the attack settles.
+  const { url, engine } = s;
   const minMs = options.minMs ?? 1000;
   const probeEveryMs = options.probeEveryMs ?? 20;
   const started = performance.now();
@@ -53,7 +56,7 @@ export async function beside<T>(s: TestServer, bystanderKey: string, attack: () 
     while (running()) {
       const batch = Array.from({ length: 5 }, () => ({ message: `bystander log ${n++}`, level: 'info', source: 'bystander' }));
       try {
-        const res = await fetch(`${s.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': bystanderKey }, body: JSON.stringify(batch) });
+        const res = await fetch(`${url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': bystanderKey }, body: JSON.stringify(batch) });
         const text = await res.text();
         report.requests++;
         report.statuses[res.status] = (report.statuses[res.status] ?? 0) + 1;
@@ -61,6 +64,7 @@ export async function beside<T>(s: TestServer, bystanderKey: string, attack: () 
           report.accepted++;
           report.acknowledgedLogs += 5;
         } else if ((res.status === 429 || res.status === 503) && res.headers.get('retry-after')) {
+          // sleep: the bystander backs off a little when told to, as a client would, and goes on sending
           await new Promise((r) => setTimeout(r, 50));
         } else {
           report.bad.push(`${res.status} ${text.slice(0, 200)}`);
@@ -77,7 +81,7 @@ export async function beside<T>(s: TestServer, bystanderKey: string, attack: () 
     while (running()) {
       const t0 = performance.now();
       try {
-        const res = await fetch(`${s.url}/healthz`);
+        const res = await fetch(`${url}/healthz`);
         await res.arrayBuffer();
         if (res.status !== 200) report.healthz.failures++;
       } catch {
@@ -85,6 +89,7 @@ export async function beside<T>(s: TestServer, bystanderKey: string, attack: () 
       }
       const ms = performance.now() - t0;
       latencies.push(ms);
+      // sleep: the probes are paced, one every probeEveryMs, through the attack
       if (ms < probeEveryMs) await new Promise((r) => setTimeout(r, probeEveryMs - ms));
     }
   })();
@@ -110,9 +115,9 @@ export async function beside<T>(s: TestServer, bystanderKey: string, attack: () 
   report.peakRssMb = Math.round(report.peakRssMb);
   report.elapsedMs = Math.round(performance.now() - started);
   // One line per run, so a test's output carries the figures docs/reliability.md quotes.
-  console.log(`[hostile ${s.engine}] ${options.label ?? ''} ${JSON.stringify(report)}`);
+  console.log(`[hostile ${engine}] ${options.label ?? ''} ${JSON.stringify(report)}`);
   const reportFile = process.env.LOGLANE_HOSTILE_REPORT;
-  if (reportFile) appendFileSync(reportFile, JSON.stringify({ engine: s.engine, label: options.label ?? 'unnamed attack', ...report }) + '\n');
+  if (reportFile) appendFileSync(reportFile, JSON.stringify({ engine, label: options.label ?? 'unnamed attack', ...report }) + '\n');
   if (failed) throw failure;
   return { result: result as T, report };
 }
