@@ -9,9 +9,9 @@
  * plan's rate and the queue's bounds are checked before anything is normalised.
  */
 import protobuf from 'protobufjs';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { beside, expectUnharmed } from './hostile.js';
-import { createProject, describeEngines, errorOf, ingest, signup, startServer, waitFor, type Account, type TestServer } from './harness.js';
+import { createProject, describeEngines, errorOf, ingest, signup, useServer, waitFor, type Account, type TestServer } from './harness.js';
 import { ingestWork } from '../src/features/logs/ingest.js';
 
 /** The part of opentelemetry/proto/collector/logs/v1 these requests use, as an exporter encodes it. */
@@ -73,13 +73,7 @@ async function peakHeapDuring<T>(work: () => Promise<T>): Promise<{ result: T; g
 const HEAP_GROWTH_BOUND_MB = 256;
 
 describeEngines('hostile OTLP', (engine) => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer(engine);
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useServer(engine);
 
   it('a ~80 KB export of 10,000 records under a 57 KB resource (572 MB once copied into every record) is refused with 413 before any record is built: heap growth stays under 256 MB, the bystander is unharmed, and the writer goes on committing', async () => {
     const attacker = await signup(s);
