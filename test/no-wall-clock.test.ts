@@ -63,6 +63,13 @@ function testSources(dir: string): string[] {
   });
 }
 
+/** `file:line` of every place `detector` finds in the suite's sources (test/ and the console's tests), this file aside. */
+function offendersOf(detector: (source: string) => number[]): string[] {
+  return [...testSources(path.join(ROOT, 'test')), ...testSources(path.join(ROOT, 'web', 'src')).filter((f) => f.includes('.test.'))]
+    .filter((file) => file !== fileURLToPath(import.meta.url))
+    .flatMap((file) => detector(readFileSync(file, 'utf8')).map((line) => `${path.relative(ROOT, file)}:${line}`));
+}
+
 describe('no test asserts a wall-clock threshold', () => {
   it('the detector finds the forms it is for, and leaves counts, bytes and ratios alone', () => {
     const bad = [
@@ -88,10 +95,7 @@ describe('no test asserts a wall-clock threshold', () => {
   });
 
   it('holds for every test source', () => {
-    const offenders = [...testSources(path.join(ROOT, 'test')), ...testSources(path.join(ROOT, 'web', 'src')).filter((f) => f.includes('.test.'))]
-      .filter((file) => file !== fileURLToPath(import.meta.url))
-      .flatMap((file) => wallClockAssertions(readFileSync(file, 'utf8')).map((line) => `${path.relative(ROOT, file)}:${line}`));
-    expect(offenders).toEqual([]);
+    expect(offendersOf(wallClockAssertions)).toEqual([]);
   });
 });
 
@@ -120,9 +124,6 @@ describe('no test sleeps a fixed time without saying why', () => {
   });
 
   it('holds for every test source', () => {
-    const offenders = [...testSources(path.join(ROOT, 'test')), ...testSources(path.join(ROOT, 'web', 'src')).filter((f) => f.includes('.test.'))]
-      .filter((file) => file !== fileURLToPath(import.meta.url))
-      .flatMap((file) => unexplainedSleeps(readFileSync(file, 'utf8')).map((line) => `${path.relative(ROOT, file)}:${line}`));
-    expect(offenders).toEqual([]);
+    expect(offendersOf(unexplainedSleeps)).toEqual([]);
   });
 });
