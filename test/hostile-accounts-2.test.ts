@@ -108,11 +108,16 @@ describeEngines('hostile accounts, round two', (engine) => {
       const accounts = await Promise.all(Array.from({ length: 4 }, () => signupFrom(s, freshIp())));
       const projects = await Promise.all(accounts.map((a) => createProject(s, a, 'tails')));
       const open: AbortController[] = [];
+      // The open tails' answers are kept: fetch cancels an unread body once its Response is garbage
+      // collected, which would close a tail (and free its address's place) whenever the GC ran.
+      const answers: globalThis.Response[] = [];
       const tail = async (token: string, projectId: string, ip: string) => {
         const controller = new AbortController();
         const res = await fetch(`${s.url}/v1/projects/${projectId}/logs/tail`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip }, signal: controller.signal });
-        if (res.status === 200) open.push(controller);
-        else await res.text();
+        if (res.status === 200) {
+          open.push(controller);
+          answers.push(res);
+        } else await res.text();
         return res;
       };
       try {
@@ -137,6 +142,7 @@ describeEngines('hostile accounts, round two', (engine) => {
         await waitFor(async () => (await tail(accounts[0]!.accessToken, projects[0]!.id, attackerIp)).status === 200, 4000, 'the freed place');
       } finally {
         for (const c of open) c.abort();
+        answers.length = 0;
       }
     });
   });
