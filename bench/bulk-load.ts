@@ -43,7 +43,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Config, Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import type { DatabaseSchema } from '../src/db/types.js';
-import { dayOf, ensurePartitions, isPartitioned, partitionWindow } from '../src/features/logs/partitions.js';
+import { dayOf, ensurePartitions, isPartitioned, partitionWindow } from '../src/features/logs/store/partitions.js';
 import { PLAN_NAMES } from '../src/features/plans/plans.js';
 import { LogGenerator } from './query-data.js';
 import { fmt } from './report.js';
@@ -527,7 +527,7 @@ async function loadPostgres(url: string, o: LoadOptions): Promise<LoadResult> {
 /**
  * PostgreSQL, when `logs` is partitioned by day (migration 0006): makes the partitions a server
  * would keep now that the bench project exists (the window of its plan's retention, see
- * src/features/logs/partitions.ts) plus every day of the load, before the rows arrive. Otherwise
+ * src/features/logs/store/partitions.ts) plus every day of the load, before the rows arrive. Otherwise
  * the rows of days without a partition would land in the default partition, and the next server
  * start would move them into new partitions in the background, in the middle of the timed queries.
  * Answers how many partitions `logs` has, or undefined when it is not partitioned.

@@ -48,7 +48,7 @@ import pg from 'pg';
 import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import type { DatabaseSchema } from '../src/db/types.js';
-import * as repo from '../src/features/logs/repository.js';
+import * as repo from '../src/features/logs/store/repository.js';
 import { keptLocation, prepareBenchProject, SEED, type BenchProject } from './bulk-load.js';
 import { LogGenerator, RARE_PATTERN, RARE_TERM } from './query-data.js';
 import { fmt, percentile, RESULTS_DIR } from './report.js';

@@ -7,7 +7,7 @@
  *   npx tsx bench/summarise.ts [--logs 200000] [--repeat 5]
  */
 import { parseArgs } from 'node:util';
-import { Summariser } from '../src/features/logs/blocks/store.js';
+import { Summariser } from '../src/features/logs/store/blocks/store.js';
 import { logsFor } from './alert-rules.js';
 import { toRawRow } from './logs.js';
 

@@ -36,7 +36,7 @@ export interface Config {
   /** The most bytes of logs one ingest transaction takes (group commit); a lone larger request still goes alone. */
   readonly ingestCommitMaxBytes: number;
   readonly queryBudgetMs: number;
-  /** The skip index (src/features/logs/blocks/): built in the background; searches use it unless off. */
+  /** The skip index (src/features/logs/store/blocks/): built in the background; searches use it unless off. */
   readonly searchIndex: boolean;
   /** Logs per block of the skip index. */
   readonly indexBlockLogs: number;

@@ -167,7 +167,7 @@ describeEngines('hostile HTTP input', (engine) => {
     expect400At(login, '/password', NUL);
   });
 
-  // What exactly takes their place is the ingest path's business (features/logs/normalise.ts);
+  // What exactly takes their place is the ingest path's business (features/logs/ingest/normalise.ts);
   // here: such a log is accepted, and nothing of it is stored as NUL or as a lone surrogate.
   it('log ingestion is exempt: NUL and lone surrogates in a log are accepted, not refused', async () => {
     const res = await s.request('POST', '/v1/logs', { raw: '[{"message":"nul\\u0000 lone\\ud800 end","metadata":{"k\\u0000":"v\\udfff"}}]', headers: { 'content-type': 'application/json', 'x-api-key': project.apiKey } });

@@ -12,7 +12,7 @@ import protobuf from 'protobufjs';
 import { expect, it } from 'vitest';
 import { beside, expectUnharmed } from './hostile.js';
 import { createProject, describeEngines, errorOf, ingest, signup, useServer, waitFor, type Account, type TestServer } from './harness.js';
-import { ingestWork } from '../src/features/logs/ingest.js';
+import { ingestWork } from '../src/features/logs/ingest/ingest.js';
 
 /** The part of opentelemetry/proto/collector/logs/v1 these requests use, as an exporter encodes it. */
 const root = protobuf.parse(`

@@ -15,8 +15,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { beforeAll, expect, it } from 'vitest';
 import { describeEngines, openTail, signup, useAccount, useProject, useServer, waitFor } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
-import { PAGE_CHUNK_BYTES, PAGE_STALL_MS, SEARCHES_PER_USER } from '../src/features/logs/page-stream.js';
-import { TAIL_SLICE_BYTES } from '../src/features/logs/tail.js';
+import { PAGE_CHUNK_BYTES, PAGE_STALL_MS, SEARCHES_PER_USER } from '../src/features/logs/read/page-stream.js';
+import { TAIL_SLICE_BYTES } from '../src/features/logs/live/tail.js';
 
 const LOGS = 2100;
 const MESSAGE_CHARS = 64 * 1000;

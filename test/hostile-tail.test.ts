@@ -7,9 +7,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { createProject, describeEngines, errorOf, ingest, openTail, setPlan, signup, startServer, useServer, waitFor, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
-import { RECENT_MAX_BYTES, RECENT_TOTAL_BYTES, TailHub, type TailOutput } from '../src/features/logs/tail.js';
+import { RECENT_MAX_BYTES, RECENT_TOTAL_BYTES, TailHub, type TailOutput } from '../src/features/logs/live/tail.js';
 import { parseFilter } from '../src/features/logs/filter.js';
-import type { LogRowStored } from '../src/features/logs/repository.js';
+import type { LogRowStored } from '../src/features/logs/store/repository.js';
 import { TAIL_RECHECK_MS } from '../src/features/logs/service.js';
 
 type Tail = Awaited<ReturnType<typeof openTail>>;

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
-import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs/admission.js';
-import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest-queue.js';
-import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest.js';
-import { IngestRateLimiter } from '../src/features/logs/rate-limit.js';
-import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/writer.js';
+import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs/ingest/admission.js';
+import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest/ingest-queue.js';
+import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest/ingest.js';
+import { IngestRateLimiter } from '../src/features/logs/ingest/rate-limit.js';
+import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/store/writer.js';
 import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, type Response, useServer, waitFor } from './harness.js';
 
 /** A writer whose commits finish when the test says so. */

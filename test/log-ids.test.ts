@@ -11,7 +11,7 @@ import Sqlite from 'better-sqlite3';
 import type { DatabaseSchema } from '../src/db/types.js';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
 import { logId } from '../src/features/logs/present.js';
-import * as repo from '../src/features/logs/repository.js';
+import * as repo from '../src/features/logs/store/repository.js';
 import { createProject, describeEngines, ingest, openTail, setPlan, signup, startServer, useAccount, useProject, useServer, type TestServer } from './harness.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

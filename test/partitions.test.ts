@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's daily partitions of `logs` (migration 0006, src/features/logs/partitions.ts): the
+ * PostgreSQL's daily partitions of `logs` (migration 0006, src/features/logs/store/partitions.ts): the
  * window of partitions, the default partition, moving its rows into a new partition, retention by
  * whole partitions with an exact logCount, and the migration over existing rows. (SQLite keeps one
  * unpartitioned table, so this runs on PostgreSQL only.)
@@ -10,7 +10,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
-import { DAY_MS, dayOf, ensurePartitions, isPartitioned, listPartitions, partitionName, partitionWindow } from '../src/features/logs/partitions.js';
+import { DAY_MS, dayOf, ensurePartitions, isPartitioned, listPartitions, partitionName, partitionWindow } from '../src/features/logs/store/partitions.js';
 import { createProject, createTestDatabase, describeEngines, ingest, setPlan, signup, startServer, type TestServer } from './harness.js';
 
 const HOUR = 3_600_000;

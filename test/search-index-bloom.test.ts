@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { bucketMayHold, buildBloom, buildSliceBlooms, COMMON_IN_SLICES, hashItem, ItemSet } from '../src/features/logs/blocks/bloom.js';
-import { addLogItems, GRAM_MIN_WORD, gramsOf, MAX_GRAMS_PER_LOG, MAX_PATH_CHARS, needOf, pathOf, pathText, ROOT, type GramSet } from '../src/features/logs/blocks/items.js';
+import { bucketMayHold, buildBloom, buildSliceBlooms, COMMON_IN_SLICES, hashItem, ItemSet } from '../src/features/logs/store/blocks/bloom.js';
+import { addLogItems, GRAM_MIN_WORD, gramsOf, MAX_GRAMS_PER_LOG, MAX_PATH_CHARS, needOf, pathOf, pathText, ROOT, type GramSet } from '../src/features/logs/store/blocks/items.js';
 import { parseQuery } from '../src/features/logs/query/index.js';
 import { eachWord, fold, isWordChar, wordsOf } from '../src/features/logs/query/text.js';
 import { KEYS, LONG_KEYS, randomLog } from './query-arbitraries.js';

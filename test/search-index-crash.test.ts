@@ -19,7 +19,7 @@ const PART_BUCKETS = 64;
 const GRAM_PART_BUCKETS = 56;
 /** Rows a filtered block keeps beside its filter's parts: its 16 slices' filters and their common one (its format row is not counted). */
 const SLICE_ROWS = 16 + 1;
-/** The format row's part (blocks/rows.ts FORMAT_PART): not counted, so the check holds for servers built before it too. */
+/** The format row's part (store/blocks/rows.ts FORMAT_PART): not counted, so the check holds for servers built before it too. */
 const FORMAT_PART = 2_000_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -15,9 +15,9 @@ import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { parseQuery } from '../src/features/logs/query/index.js';
-import { addLogItems, type GramSet } from '../src/features/logs/blocks/items.js';
-import { blocksInRange } from '../src/features/logs/blocks/store.js';
-import { FORMAT_PART } from '../src/features/logs/blocks/rows.js';
+import { addLogItems, type GramSet } from '../src/features/logs/store/blocks/items.js';
+import { blocksInRange } from '../src/features/logs/store/blocks/store.js';
+import { FORMAT_PART } from '../src/features/logs/store/blocks/rows.js';
 import { createProject, describeEngines, ingest, signup, startServer, useAccount, useServer } from './harness.js';
 import { DAY, filters, keyedLog, keyedQueryText, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
 

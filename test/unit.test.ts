@@ -18,9 +18,9 @@ import fc from 'fast-check';
 import { compilePattern } from '../src/features/logs/filter.js';
 import { compileRe2, requiredLiteral } from '../src/features/logs/pattern.js';
 import { EvaluationQueue } from '../src/features/alerts/evaluation-queue.js';
-import type { LogRowStored } from '../src/features/logs/repository.js';
+import type { LogRowStored } from '../src/features/logs/store/repository.js';
 import { logJson, presentLog } from '../src/features/logs/present.js';
-import { MAX_METADATA_BYTES, normaliseLog } from '../src/features/logs/normalise.js';
+import { MAX_METADATA_BYTES, normaliseLog } from '../src/features/logs/ingest/normalise.js';
 
 describe('durations', () => {
   it('parses the documented forms', () => {

@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
  *
  * A route may opt out with `config: { rawText: true }`: log ingestion, where a log line is data a
  * shipper copied from somewhere and losing a batch over one byte would cost the others; the ingest
- * path stores U+FFFD in place of NUL and of lone surrogates instead (features/logs/normalise.ts).
+ * path stores U+FFFD in place of NUL and of lone surrogates instead (features/logs/ingest/normalise.ts).
  */
 declare module 'fastify' {
   interface FastifyContextConfig {

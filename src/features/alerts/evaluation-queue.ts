@@ -1,6 +1,6 @@
-import { batchBytes } from '../logs/ingest-queue.js';
+import { batchBytes } from '../logs/ingest/ingest-queue.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LogRowStored } from '../logs/repository.js';
+import type { LogRowStored } from '../logs/store/repository.js';
 
 /**
  * Rounds start at least this far apart: under load one round takes every commit of the last 50 ms

@@ -43,7 +43,7 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The regex worker's thread: compiles patterns (cached by source) and answers one test per
- * message. Compiled with the rest of the code and sent as source (see writer.ts for why): it may
+ * message. Compiled with the rest of the code and sent as source (see store/sqlite-writer.ts for why): it may
  * use only its arguments, `require` and pattern.ts's lruCache and limitDfa (self-contained, sent as
  * source too).
  */

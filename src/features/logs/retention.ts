@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/types.js';
 import { PLAN_NAMES } from '../plans/plans.js';
-import { deleteExpiredKeys } from './idempotency.js';
+import { deleteExpiredKeys } from './ingest/idempotency.js';
 import type { LogStore } from './store/index.js';
 
 export function createRetention(deps: {

@@ -7,11 +7,11 @@ import { bearerToken, bearerSecurity } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams } from '../../http/schemas.js';
 import type { ProjectsService } from '../projects/service.js';
-import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './admission.js';
-import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './body.js';
+import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted } from './ingest/admission.js';
+import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './ingest/body.js';
 import { parseFilter } from './filter.js';
-import { SEARCH_WAIT_MS, SEARCHES_PER_USER } from './page-stream.js';
-import * as otlp from './otlp.js';
+import { SEARCH_WAIT_MS, SEARCHES_PER_USER } from './read/page-stream.js';
+import * as otlp from './ingest/otlp.js';
 import type { Metrics } from '../../metrics.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
@@ -158,7 +158,7 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
     app.withTypeProvider<TypeBoxTypeProvider>().post('/logs', {
       // The parsers above check the body; the schema is there to document it.
       validatorCompiler: () => () => true,
-      // Log text is kept, NUL and lone surrogates stored as U+FFFD (normalise.ts), not refused.
+      // Log text is kept, NUL and lone surrogates stored as U+FFFD (ingest/normalise.ts), not refused.
       config: { rawText: true },
       schema: {
         operationId: 'ingestLogs', tags: ['Logs'], summary: 'Send logs',

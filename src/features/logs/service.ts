@@ -6,22 +6,22 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
-import type { IndexBuilder } from './blocks/builder.js';
-import type { CommitFanOut, CommitListener } from './commits.js';
-import type { createIngest } from './ingest.js';
-import type { IngestQueue } from './ingest-queue.js';
-import type { LogReader } from './reader.js';
+import type { IndexBuilder } from './store/blocks/builder.js';
+import type { CommitFanOut, CommitListener } from './live/commits.js';
+import type { createIngest } from './ingest/ingest.js';
+import type { IngestQueue } from './ingest/ingest-queue.js';
+import type { LogReader } from './read/reader.js';
 import type { createRetention } from './retention.js';
-import type { createSearch } from './search.js';
-import type { createStats } from './stats.js';
+import type { createSearch } from './read/search.js';
+import type { createStats } from './read/stats.js';
 import type { LogStore } from './store/index.js';
-import type { TailHub } from './tail.js';
-import type { createTails } from './tails.js';
+import type { TailHub } from './live/tail.js';
+import type { createTails } from './live/tails.js';
 
-export type { CommitListener } from './commits.js';
-export type { IngestResult } from './ingest.js';
-export type { StatsResult } from './stats.js';
-export { TAIL_RECHECK_MS } from './tails.js';
+export type { CommitListener } from './live/commits.js';
+export type { IngestResult } from './ingest/ingest.js';
+export type { StatsResult } from './read/stats.js';
+export { TAIL_RECHECK_MS } from './live/tails.js';
 
 export type LogsService = ReturnType<typeof createLogsService>;
 

@@ -2,7 +2,7 @@
  * A batch as the writers send and bind it (column arrays), and its per-minute rollup counts. Pure:
  * the SQLite writer's thread imports it too.
  */
-import type { Batch } from '../writer.js';
+import type { Batch } from './writer.js';
 
 /** Column arrays: cheaper to send to a worker and to bind than an object per row. */
 export interface Columns {

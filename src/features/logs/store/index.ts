@@ -8,10 +8,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../../config.js';
 import type { Db, Executor } from '../../../db/types.js';
-import { deleteBlocksBefore, projectsBehind } from '../blocks/store.js';
+import { deleteBlocksBefore, projectsBehind } from './blocks/store.js';
 import type { LogFilter } from '../filter.js';
-import * as repo from '../repository.js';
-import type { AlertCount, AlertCountRow, LogWriter } from '../writer.js';
+import * as repo from './repository.js';
+import type { AlertCount, AlertCountRow, LogWriter } from './writer.js';
 import type { LogSql } from './sql.js';
 
 /** What a store needs from the app, given once when it is made. */

@@ -7,10 +7,10 @@
 import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../../db/types.js';
-import { saveSummary, summarise } from '../blocks/store.js';
-import { createPartitionMaintenance } from '../partitions.js';
-import { listenForCommits, PG_CHANNEL } from '../pg-listener.js';
-import type { CommitResult, LogWriter } from '../writer.js';
+import { saveSummary, summarise } from './blocks/store.js';
+import { createPartitionMaintenance } from './partitions.js';
+import { listenForCommits, PG_CHANNEL } from './pg-listener.js';
+import type { CommitResult, LogWriter } from './writer.js';
 import { minuteCounts, toColumns } from './batch.js';
 import { withSharedQueries, type DeleteCounts, type LogStore, type LogStoreDeps } from './index.js';
 import { postgresSql } from './postgres-sql.js';

@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from '../writer.js';
+import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from './writer.js';
 import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
 import type { DeleteCounts } from './index.js';
-import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
+import type { BlockRowValues, BloomRowValues } from './blocks/rows.js';
 
 /** The SQLite writer also writes alert counters (see LogStore.addAlertCounts), the skip index's summaries, and deletes logs in steps (retention, a project's purge). */
 export interface SqliteLogWriter extends LogWriter {

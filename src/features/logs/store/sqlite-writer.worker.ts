@@ -12,12 +12,12 @@ import Sqlite from 'better-sqlite3';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Compilable } from 'kysely';
 import { SQLITE_PRAGMAS } from '../../../db/sqlite-pragmas.js';
 import type { DatabaseSchema } from '../../../db/types.js';
-import type { AlertCount, AlertCountRow, CommitResult } from '../writer.js';
+import type { AlertCount, AlertCountRow, CommitResult } from './writer.js';
 import type { DeleteCounts } from './index.js';
 import { minuteCounts, type Columns } from './batch.js';
 import * as statements from './statements.js';
 import { LOG_COLUMNS } from './statements.js';
-import { BLOOM_ROWS_PER_STATEMENT, type BlockRowValues, type BloomRowValues } from '../blocks/rows.js';
+import { BLOOM_ROWS_PER_STATEMENT, type BlockRowValues, type BloomRowValues } from './blocks/rows.js';
 
 export type WriterMessage =
   | { id: number; batches: Columns[] }

@@ -3,8 +3,8 @@
  * thread and connection (sqlite-writer.ts); everything else runs on the app's connection.
  */
 import type { Db } from '../../../db/types.js';
-import { summaryRows } from '../blocks/rows.js';
-import { summarise } from '../blocks/store.js';
+import { summaryRows } from './blocks/rows.js';
+import { summarise } from './blocks/store.js';
 import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
 import { createSqliteWriter } from './sqlite-writer.js';
 import { sqliteSql } from './sqlite-sql.js';

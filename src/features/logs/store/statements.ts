@@ -6,8 +6,8 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../../../db/types.js';
-import type { AlertCount } from '../writer.js';
-import type { BlockRowValues, BloomRowValues } from '../blocks/rows.js';
+import type { AlertCount } from './writer.js';
+import type { BlockRowValues, BloomRowValues } from './blocks/rows.js';
 
 /** The logs table's columns, in the order the writers bind them. */
 export const LOG_COLUMNS = ['project_id', 'seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata'] as const;

@@ -1,5 +1,5 @@
-import type { Executor } from '../../db/types.js';
-import { AppError } from '../../errors.js';
+import type { Executor } from '../../../db/types.js';
+import { AppError } from '../../../errors.js';
 
 /** How long a key remembers its answer (docs/api.md, "Idempotency": 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { matchAll, type LogFilter } from './filter.js';
-import { nextTurn } from './page-stream.js';
-import { sseFrame } from './present.js';
-import type { LogRowStored } from './repository.js';
+import { matchAll, type LogFilter } from '../filter.js';
+import { nextTurn } from '../read/page-stream.js';
+import { sseFrame } from '../present.js';
+import type { LogRowStored } from '../store/repository.js';
 
 /** What the hub needs from storage. */
 export interface TailSource {

@@ -3,7 +3,7 @@
  * summary, made once here for every writer (the SQLite writer's thread saves them too, so this
  * module stays light: no database, no query builder).
  */
-import type { LogBlockBloomsTable, LogBlocksTable } from '../../../db/types.js';
+import type { LogBlockBloomsTable, LogBlocksTable } from '../../../../db/types.js';
 import { BUCKET_BYTES, type Bloom } from './bloom.js';
 
 /** Buckets per stored part of a filter (2 KiB). */

@@ -3,11 +3,11 @@
  * every TAIL_RECHECK_MS on this node. The hub (tail.ts) fans committed logs out to them.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../../config.js';
-import { AppError } from '../../errors.js';
-import { clientNetwork } from '../accounts/client-address.js';
-import type { ProjectsService } from '../projects/service.js';
-import type { LogFilter } from './filter.js';
+import type { Config } from '../../../config.js';
+import { AppError } from '../../../errors.js';
+import { clientNetwork } from '../../accounts/client-address.js';
+import type { ProjectsService } from '../../projects/service.js';
+import type { LogFilter } from '../filter.js';
 import type { TailAuthority, TailHandle, TailHub, TailSink } from './tail.js';
 
 /** How often open tails are checked against their login and project (logout or deletion on any node). */

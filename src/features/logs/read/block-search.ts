@@ -8,10 +8,10 @@
 import type { Executor } from '../../../db/types.js';
 import { EVERY_LOG, needlesOf, prefilterOf, withFilter } from '../query/index.js';
 import { matchAll, type LogFilter } from '../filter.js';
-import * as repo from '../repository.js';
-import { blockMay, capItems, isGram, itemsOf, needOf, type Need } from './items.js';
-import { sliceSpan, SLICES_PER_BLOCK } from './rows.js';
-import { blocksInRange, indexState, slicesInBlocks, type BlockRow } from './store.js';
+import * as repo from '../store/repository.js';
+import { blockMay, capItems, isGram, itemsOf, needOf, type Need } from '../store/blocks/items.js';
+import { sliceSpan, SLICES_PER_BLOCK } from '../store/blocks/rows.js';
+import { blocksInRange, indexState, slicesInBlocks, type BlockRow } from '../store/blocks/store.js';
 
 /** Items probed per query at most; the rest count as "maybe". */
 const MAX_PROBES = 16;

@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../../errors.js';
 
 /** docs/api.md, "Log ingestion": at most 5 MiB after decompression and 10,000 logs per request. */
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;

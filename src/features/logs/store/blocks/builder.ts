@@ -5,7 +5,7 @@
  * (on PostgreSQL, under an advisory lock). A block nobody has summarised yet is simply read by
  * searches.
  */
-import type { LogStore } from '../store/index.js';
+import type { LogStore } from '../index.js';
 
 export interface IndexBuilder {
   /** Builds what is due, within `budgetMs`; returns how many blocks it summarised. */

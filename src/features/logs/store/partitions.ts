@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
-import type { Config } from '../../config.js';
-import type { Db, Executor } from '../../db/types.js';
-import { isPlanName, PLAN_NAMES } from '../plans/plans.js';
+import type { Config } from '../../../config.js';
+import type { Db, Executor } from '../../../db/types.js';
+import { isPlanName, PLAN_NAMES } from '../../plans/plans.js';
 
 /**
  * PostgreSQL's daily partitions of `logs` (see migration 0006): one per UTC day, `logs_p20261122`

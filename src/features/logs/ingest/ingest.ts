@@ -12,8 +12,8 @@
  * claim on the in-flight bytes (see IngestAdmission) grows with the logs built, so one project's
  * concurrent requests cannot build more between them than its share.
  */
-import { AppError } from '../../errors.js';
-import type { Executor } from '../../db/types.js';
+import { AppError } from '../../../errors.js';
+import type { Executor } from '../../../db/types.js';
 import { heavyWork, type Admitted } from './admission.js';
 import type { BodyItem } from './body.js';
 import { claimKey, releaseKey } from './idempotency.js';

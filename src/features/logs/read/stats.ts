@@ -3,18 +3,18 @@
  * the filter allows, else decided in the app by the one predicate (through the skip index where it
  * helps), within the time budget.
  */
-import type { Config } from '../../config.js';
-import { AppError, validationError } from '../../errors.js';
-import { formatDuration, parseDuration } from '../../duration.js';
-import type { ProjectsService } from '../projects/service.js';
-import { eachIndexed } from './blocks/search.js';
-import { decidedInApp, matchAll, type LogFilter } from './filter.js';
-import { LEVELS } from './levels.js';
-import { groupName, groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from './query/index.js';
-import { SLICE_MS } from './regex-runner.js';
+import type { Config } from '../../../config.js';
+import { AppError, validationError } from '../../../errors.js';
+import { formatDuration, parseDuration } from '../../../duration.js';
+import type { ProjectsService } from '../../projects/service.js';
+import { eachIndexed } from './block-search.js';
+import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
+import { LEVELS } from '../levels.js';
+import { groupName, groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from '../query/index.js';
+import { SLICE_MS } from '../regex-runner.js';
 import { PATTERN_CHUNK, type LogReader } from './reader.js';
-import type * as repo from './repository.js';
-import type { LogStore } from './store/index.js';
+import type * as repo from '../store/repository.js';
+import type { LogStore } from '../store/index.js';
 
 export interface StatsResult {
   interval: string;

@@ -16,8 +16,8 @@
  * message's long words, for substring searches (a legacy `q`, `message:"…"`) of an id that the
  * words cannot answer (`q=c0ffee42…` may lie inside any word). See GRAM_CHARS.
  */
-import type { Node, Value, Words } from '../query/ast.js';
-import { eachWord, fold, isAscii, scalarText } from '../query/text.js';
+import type { Node, Value, Words } from '../../query/ast.js';
+import { eachWord, fold, isAscii, scalarText } from '../../query/text.js';
 import { ItemSet } from './bloom.js';
 
 /** A log past these gives no items: its block says "maybe" to every probe. */

@@ -1,12 +1,12 @@
 /**
  * What the ingest queue commits through: the writer's interface and its messages. Each engine's
- * writer lives with its store (store/sqlite-writer.ts, store/postgres.ts).
+ * writer lives with its store (sqlite-writer.ts, postgres.ts).
  */
-import type { LogRow } from './normalise.js';
+import type { LogRow } from '../ingest/normalise.js';
 
-export { createSqliteWriter } from './store/sqlite-writer.js';
-export { createPostgresWriter } from './store/postgres.js';
-export { minuteCounts, type RollupCounts } from './store/batch.js';
+export { createSqliteWriter } from './sqlite-writer.js';
+export { createPostgresWriter } from './postgres.js';
+export { minuteCounts, type RollupCounts } from './batch.js';
 
 /** One request's accepted logs for one project. */
 export interface Batch {

@@ -9,8 +9,8 @@
  * attributes), `traceId`, `spanId`, `severityText` and `eventName` beside them.
  */
 import protobuf from 'protobufjs';
-import { AppError } from '../../errors.js';
-import { parseLevel } from './levels.js';
+import { AppError } from '../../../errors.js';
+import { parseLevel } from '../levels.js';
 import { MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
 import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, TOO_BIG, TOO_DEEP } from './normalise.js';
 

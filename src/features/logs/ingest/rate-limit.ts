@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../../errors.js';
 
 /**
  * Per-project ingest rate limits: a token bucket per project that refills at the plan's rate

@@ -1,10 +1,10 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { DatabaseSchema, Executor, LogsTable } from '../../db/types.js';
-import type { LogFilter } from './filter.js';
-import { narrowing } from './query/index.js';
-import { FOLDS_INTO, type Needle } from './query/prefilter.js';
-import { logSqlOf, type LogSql } from './store/sql.js';
-import { selectLastSeq } from './store/statements.js';
+import type { DatabaseSchema, Executor, LogsTable } from '../../../db/types.js';
+import type { LogFilter } from '../filter.js';
+import { narrowing } from '../query/index.js';
+import { FOLDS_INTO, type Needle } from '../query/prefilter.js';
+import { logSqlOf, type LogSql } from './sql.js';
+import { selectLastSeq } from './statements.js';
 
 export type LogRowStored = LogsTable;
 
@@ -82,7 +82,7 @@ export function findPage(db: Executor, projectId: string, filter: LogFilter, bef
 
 /**
  * The same page as findPage, as keys and sizes only: a page of large logs is then read a few
- * hundred KB at a time (findRowsAt), never whole (see page-stream.ts).
+ * hundred KB at a time (findRowsAt), never whole (see read/page-stream.ts).
  */
 export async function findPageKeys(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<PageKey[]> {
   const rows = await pageOf<{ ts: number; seq: number; bytes: number }>(db.selectFrom('logs').select(['seq', 'ts', BYTES.as('bytes')]), projectId, filter, before, limit, engine);

@@ -2,15 +2,15 @@
  * What search and stats share: reads under the query time budget, through the store, and the
  * skip index's switches and report.
  */
-import type { Config } from '../../config.js';
-import type { Executor } from '../../db/types.js';
-import { AppError } from '../../errors.js';
-import { formatDuration } from '../../duration.js';
-import type { LogFilter } from './filter.js';
-import type { IndexOptions, IndexReport } from './blocks/search.js';
+import type { Config } from '../../../config.js';
+import type { Executor } from '../../../db/types.js';
+import { AppError } from '../../../errors.js';
+import { formatDuration } from '../../../duration.js';
+import type { LogFilter } from '../filter.js';
+import type { IndexOptions, IndexReport } from './block-search.js';
 import { chunksOf, nextTurn, PAGE_CHUNK_LOGS } from './page-stream.js';
-import type { LogRowStored, Position } from './repository.js';
-import type { LogStore } from './store/index.js';
+import type { LogRowStored, Position } from '../store/repository.js';
+import type { LogStore } from '../store/index.js';
 
 export type SearchIndexMode = 'on' | 'forced' | 'all-maybe' | 'off';
 

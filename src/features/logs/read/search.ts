@@ -4,16 +4,16 @@
  * A page is planned from its logs' keys and sizes and read a chunk at a time (page-stream.ts), so
  * a page of large logs is never held whole.
  */
-import type { Config } from '../../config.js';
-import { AppError, validationError } from '../../errors.js';
-import { formatDuration } from '../../duration.js';
-import type { ProjectsService } from '../projects/service.js';
-import { searchIndexed } from './blocks/search.js';
-import { decidedInApp, matchAll, type LogFilter } from './filter.js';
+import type { Config } from '../../../config.js';
+import { AppError, validationError } from '../../../errors.js';
+import { formatDuration } from '../../../duration.js';
+import type { ProjectsService } from '../../projects/service.js';
+import { searchIndexed } from './block-search.js';
+import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
 import { chunksOf, createPageReads, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
 import type { LogReader } from './reader.js';
-import type * as repo from './repository.js';
-import type { LogStore } from './store/index.js';
+import type * as repo from '../store/repository.js';
+import type { LogStore } from '../store/index.js';
 
 /** Cursors are opaque to clients: `c1.<ts>.<seq>` in base64url. */
 function encodeCursor(p: repo.Position): string {

@@ -4,13 +4,13 @@
  * both engines, apart from the slice of a filter's bytes (the engine's LogSql.bytesSlice).
  */
 import { sql } from 'kysely';
-import type { Executor } from '../../../db/types.js';
+import type { Executor } from '../../../../db/types.js';
 import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, GRAM_BITS_PER_ITEM, hashItem, ItemSet, type ItemHash } from './bloom.js';
 import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, FORMAT_PART, GRAM_PART, GRAM_PART_BUCKETS, PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
-import * as statements from '../store/statements.js';
-import { batchBytes } from '../ingest-queue.js';
+import * as statements from '../statements.js';
+import { batchBytes } from '../../ingest/ingest-queue.js';
 import { addLogItems, isGram, type GramSet, type IndexedLog } from './items.js';
-import { logSqlOf, type LogSql } from '../store/sql.js';
+import { logSqlOf, type LogSql } from '../sql.js';
 
 /** A summary as a search reads it. */
 export interface BlockRow extends BlockSpan {

@@ -1,5 +1,5 @@
-import { parseLevel } from './levels.js';
-import { parseTime } from './query/text.js';
+import { parseLevel } from '../levels.js';
+import { parseTime } from '../query/text.js';
 
 /** The limits for one log (docs/api.md, "Log ingestion"). */
 export const MAX_MESSAGE_BYTES = 64 * 1024;

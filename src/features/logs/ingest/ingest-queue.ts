@@ -1,8 +1,8 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../../errors.js';
 import { IngestAdmission, type Admitted } from './admission.js';
 import { MAX_BODY_BYTES } from './body.js';
 import type { LogRow } from './normalise.js';
-import type { Batch, CommitResult, LogWriter } from './writer.js';
+import type { Batch, CommitResult, LogWriter } from '../store/writer.js';
 
 export interface Committed extends CommitResult {
   batch: Batch;
@@ -301,7 +301,7 @@ const PG_UNAVAILABLE = /^(?:(?:08|28|3D|53|58)[0-9A-Z]{3}|57P0[123]|25006)$/;
 const SQLITE_UNAVAILABLE = /^SQLITE_(?:FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
 /**
  * The same by message, where no code comes with the error: the SQLite writer's thread passes on
- * only the message (writer.ts), and pg's pool reports a connection timeout or a lost connection
+ * only the message (store/sqlite-writer.ts), and pg's pool reports a connection timeout or a lost connection
  * without a code.
  */
 const UNAVAILABLE_MESSAGE = /database or disk is full|disk I\/O error|database is locked|readonly database|unable to open database|database disk image is malformed|log writer is closed|timeout exceeded when trying to connect|Connection terminated/i;

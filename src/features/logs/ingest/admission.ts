@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../../errors.js';
 
 /**
  * A request's claim on the in-flight budget: resized once its body is decoded, grown while its logs

@@ -10,10 +10,10 @@
  * once; more wait in line briefly, then get 429 (docs/reliability.md, "Hostile tenant").
  */
 import { Readable } from 'node:stream';
-import { AppError } from '../../errors.js';
-import { logTextBytes } from './ingest-queue.js';
-import { logJson } from './present.js';
-import type { LogRowStored, PageKey } from './repository.js';
+import { AppError } from '../../../errors.js';
+import { logTextBytes } from '../ingest/ingest-queue.js';
+import { logJson } from '../present.js';
+import type { LogRowStored, PageKey } from '../store/repository.js';
 
 /** Bytes of log text a page reads, serialises and writes at a time (at least one log). */
 export const PAGE_CHUNK_BYTES = 256 * 1024;
