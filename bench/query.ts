@@ -49,6 +49,8 @@ import type { Engine } from '../src/config.js';
 import { SQLITE_FILE } from '../src/db/connect.js';
 import type { DatabaseSchema } from '../src/db/types.js';
 import * as repo from '../src/features/logs/store/repository.js';
+import { postgresSql } from '../src/features/logs/store/postgres-sql.js';
+import { sqliteSql } from '../src/features/logs/store/sqlite-sql.js';
 import { keptLocation, prepareBenchProject, SEED, type BenchProject } from './bulk-load.js';
 import { LogGenerator, RARE_PATTERN, RARE_TERM } from './query-data.js';
 import { fmt, percentile, RESULTS_DIR } from './report.js';
@@ -529,6 +531,8 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
       queries.push({ ...q, p50: percentile(samples, 50)!, p95: percentile(samples, 95)!, p99: percentile(samples, 99)! });
     };
     const k = direct.kysely;
+    // The repository's queries with this engine's statements, as its store passes them.
+    const ksql = engine === 'postgres' ? postgresSql : sqliteSql;
     await run({ key: 'newest100', name: 'newest 100', label: 'newest 100', how: 'HTTP', targetP95: 5 }, get(urls.newest));
     await run({ key: 'levelSourcePage', name: 'level+source page', label: 'level=error&source=api, 100', how: 'HTTP', targetP95: 50 }, get(urls.levelSource));
     await run({ key: 'windowCount', name: 'alert window count', label: 'alert window count (5 min, error)', how: 'SQL', targetP95: 5 }, windowCount);
@@ -544,9 +548,9 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
     await run({ key: 'groupBySource24h', name: 'stats groupBy=source 24h', label: 'stats groupBy=source, last 24 h', how: 'HTTP', targetP95: 500 }, get(urls.groupBySource24h));
     // What every authenticated read costs before its own query: token check, project lookup, a small answer.
     await run({ key: 'projectGet', name: 'baseline GET project', label: 'baseline: GET /v1/projects/:id', how: 'HTTP' }, get(`${base}/v1/projects/${projectId}`));
-    await run({ key: 'newest100Sql', name: 'newest 100 (SQL only)', label: 'newest 100 (SQL only)', how: 'SQL' }, () => repo.findPage(k, projectId, {}, undefined, PAGE + 1));
+    await run({ key: 'newest100Sql', name: 'newest 100 (SQL only)', label: 'newest 100 (SQL only)', how: 'SQL' }, () => repo.findPage(k, projectId, {}, undefined, PAGE + 1, ksql));
     await run({ key: 'levelSourcePageSql', name: 'level+source page (SQL only)', label: 'level+source (SQL only)', how: 'SQL' }, () =>
-      repo.findPage(k, projectId, { levels: [LEVEL_ERROR], source: 'api' }, undefined, PAGE + 1),
+      repo.findPage(k, projectId, { levels: [LEVEL_ERROR], source: 'api' }, undefined, PAGE + 1, ksql),
     );
     if (badAnswers > 0) failures.push(`${badAnswers} timed request(s) did not answer 200, e.g. ${badExample}`);
     if (windowTotal === 0) failures.push('every window count was 0: the loaded data does not reach the windows');
@@ -560,16 +564,16 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
       return sent.map((q) => ({ sql: q.sql, parameters: q.parameters }));
     };
     const plans: Record<string, Statement[]> = {
-      newest100: await captured(() => repo.findPage(k, projectId, {}, undefined, PAGE + 1)),
-      levelSourcePage: await captured(() => repo.findPage(k, projectId, { levels: [LEVEL_ERROR], source: 'api' }, undefined, PAGE + 1)),
+      newest100: await captured(() => repo.findPage(k, projectId, {}, undefined, PAGE + 1, ksql)),
+      levelSourcePage: await captured(() => repo.findPage(k, projectId, { levels: [LEVEL_ERROR], source: 'api' }, undefined, PAGE + 1, ksql)),
       windowCount: [{ sql: direct.windowCountSql, parameters: [projectId, LEVEL_ERROR, newest - WINDOW_MS, newest] }],
-      qCommon1h: await captured(() => repo.findPage(k, projectId, { from: hourAgo, q: COMMON_TERM }, undefined, PAGE + 1)),
-      qRare1h: await captured(() => repo.findPage(k, projectId, { from: hourAgo, q: RARE_TERM }, undefined, PAGE + 1)),
-      qCommon24h: await captured(() => repo.findPage(k, projectId, { from: dayAgo, q: COMMON_TERM }, undefined, PAGE + 1)),
-      qRare24h: await captured(() => repo.findPage(k, projectId, { from: dayAgo, q: RARE_TERM }, undefined, PAGE + 1)),
+      qCommon1h: await captured(() => repo.findPage(k, projectId, { from: hourAgo, q: COMMON_TERM }, undefined, PAGE + 1, ksql)),
+      qRare1h: await captured(() => repo.findPage(k, projectId, { from: hourAgo, q: RARE_TERM }, undefined, PAGE + 1, ksql)),
+      qCommon24h: await captured(() => repo.findPage(k, projectId, { from: dayAgo, q: COMMON_TERM }, undefined, PAGE + 1, ksql)),
+      qRare24h: await captured(() => repo.findPage(k, projectId, { from: dayAgo, q: RARE_TERM }, undefined, PAGE + 1, ksql)),
       // A pattern is matched in the app; the SQL is its first round of PATTERN_CHUNK rows.
-      patternCommon1h: await captured(() => repo.findPage(k, projectId, { from: hourAgo }, undefined, PATTERN_CHUNK)),
-      stats24h: await captured(() => repo.countByBucket(k, projectId, { from: dayAgo, to: newest }, STATS_INTERVAL_MS)),
+      patternCommon1h: await captured(() => repo.findPage(k, projectId, { from: hourAgo }, undefined, PATTERN_CHUNK, ksql)),
+      stats24h: await captured(() => repo.countByBucket(k, projectId, { from: dayAgo, to: newest }, STATS_INTERVAL_MS, ksql)),
     };
     plans.patternRare1h = plans.patternCommon1h!;
     for (const q of queries) {

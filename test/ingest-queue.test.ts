@@ -5,7 +5,9 @@ import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs
 import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest/ingest-queue.js';
 import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest/ingest.js';
 import { IngestRateLimiter } from '../src/features/logs/ingest/rate-limit.js';
-import { createPostgresWriter, createSqliteWriter, type Batch, type LogWriter } from '../src/features/logs/store/writer.js';
+import { createPostgresWriter } from '../src/features/logs/store/postgres.js';
+import { createSqliteWriter } from '../src/features/logs/store/sqlite-writer.js';
+import type { Batch, LogWriter } from '../src/features/logs/store/writer.js';
 import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, type Response, useServer, waitFor } from './harness.js';
 
 /** A writer whose commits finish when the test says so. */

@@ -12,6 +12,7 @@ import type { DatabaseSchema } from '../src/db/types.js';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
 import { logId } from '../src/features/logs/present.js';
 import * as repo from '../src/features/logs/store/repository.js';
+import { sqliteSql } from '../src/features/logs/store/sqlite-sql.js';
 import { createProject, describeEngines, ingest, openTail, setPlan, signup, startServer, useAccount, useProject, useServer, type TestServer } from './harness.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -137,11 +138,11 @@ describeEngines('log ids per project', (engine) => {
       };
       const id = busyProject.id;
       const now = Date.now();
-      expect(await plan(() => repo.findPage(db, id, {}, undefined, 101))).toBe('SEARCH logs USING INDEX logs_project_ts (project_id=?)');
-      expect(await plan(() => repo.findPage(db, id, {}, { ts: now, seq: 10 }, 101))).toBe('SEARCH logs USING INDEX logs_project_ts (project_id=? AND ts<?)');
-      expect(await plan(() => repo.findPage(db, id, { from: now - 60_000, to: now }, undefined, 101))).toBe('SEARCH logs USING INDEX logs_project_ts (project_id=? AND ts>? AND ts<?)');
-      expect(await plan(() => repo.findPage(db, id, { levels: [4] }, undefined, 101))).toBe('SEARCH logs USING INDEX logs_project_level_ts (project_id=? AND level=?)');
-      expect(await plan(() => repo.findPage(db, id, { levels: [4], source: 'api' }, { ts: now, seq: 10 }, 101))).toBe('SEARCH logs USING INDEX logs_project_level_ts (project_id=? AND level=? AND ts<?)');
+      expect(await plan(() => repo.findPage(db, id, {}, undefined, 101, sqliteSql))).toBe('SEARCH logs USING INDEX logs_project_ts (project_id=?)');
+      expect(await plan(() => repo.findPage(db, id, {}, { ts: now, seq: 10 }, 101, sqliteSql))).toBe('SEARCH logs USING INDEX logs_project_ts (project_id=? AND ts<?)');
+      expect(await plan(() => repo.findPage(db, id, { from: now - 60_000, to: now }, undefined, 101, sqliteSql))).toBe('SEARCH logs USING INDEX logs_project_ts (project_id=? AND ts>? AND ts<?)');
+      expect(await plan(() => repo.findPage(db, id, { levels: [4] }, undefined, 101, sqliteSql))).toBe('SEARCH logs USING INDEX logs_project_level_ts (project_id=? AND level=?)');
+      expect(await plan(() => repo.findPage(db, id, { levels: [4], source: 'api' }, { ts: now, seq: 10 }, 101, sqliteSql))).toBe('SEARCH logs USING INDEX logs_project_level_ts (project_id=? AND level=? AND ts<?)');
       expect(await plan(() => repo.findSince(db, id, 10, undefined, 1000))).toBe('SEARCH logs USING INDEX logs_project_seq (project_id=? AND seq>?)');
       expect(await plan(() => repo.findSince(db, id, 10, 20, 1000))).toBe('SEARCH logs USING INDEX logs_project_seq (project_id=? AND seq>? AND seq<?)');
     } finally {

@@ -141,7 +141,7 @@ describeEngines('stats by source from the per-minute rollup', (engine) => {
 });
 
 it('one pass counts both rollups: per minute and level, and per minute, level and source (none under the empty name)', async () => {
-  const { minuteCounts } = await import('../src/features/logs/store/writer.js');
+  const { minuteCounts } = await import('../src/features/logs/store/batch.js');
   const { levels, sources } = minuteCounts([0, 1, MINUTE, MINUTE + 5, 59_999], [2, 2, 2, 4, 2], ['a', null, 'a', 'a', 'a']);
   expect(sources.n.map((n, i) => `${sources.minute[i]} ${sources.level[i]} ${sources.source[i]} ${n}`).sort()).toEqual([`0 2  1`, `0 2 a 2`, `${MINUTE} 2 a 1`, `${MINUTE} 4 a 1`]);
   expect(levels.n.map((n, i) => `${levels.minute[i]} ${levels.level[i]} ${n}`).sort()).toEqual([`0 2 3`, `${MINUTE} 2 1`, `${MINUTE} 4 1`]);

@@ -1,4 +1,4 @@
-import { batchBytes } from '../logs/ingest/ingest-queue.js';
+import { batchBytes } from '../logs/store/batch.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogRowStored } from '../logs/store/repository.js';
 

@@ -1,12 +1,8 @@
 import { AppError } from '../../../errors.js';
 import { IngestAdmission, type Admitted } from './admission.js';
 import { MAX_BODY_BYTES } from './body.js';
-import type { LogRow } from './normalise.js';
-import type { Batch, CommitResult, LogWriter } from '../store/writer.js';
-
-export interface Committed extends CommitResult {
-  batch: Batch;
-}
+import { batchBytes } from '../store/batch.js';
+import type { Batch, CommitResult, Committed, LogWriter } from '../store/writer.js';
 
 /**
  * What a check given to `shedWhen` says about a new batch: `'all'` refuses every project (503),
@@ -39,21 +35,6 @@ export interface IngestQueueOptions {
   onCommit: (committed: Committed[]) => void;
   /** Told when a commit of several batches failed (they are then written one by one), and when onCommit throws. */
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
-}
-
-/**
- * Logs' size as the queue counts it: the characters of their messages, sources and metadata. For
- * stored rows too, so work that follows the commit (alert evaluation) counts what ingest counted.
- */
-export function batchBytes(rows: readonly Pick<LogRow, 'message' | 'source' | 'metadata'>[]): number {
-  let bytes = 0;
-  for (let i = 0; i < rows.length; i++) bytes += logTextBytes(rows[i]!);
-  return bytes;
-}
-
-/** One log's size as the queue counts it (batchBytes): ingest while it builds logs, pages as they are read. */
-export function logTextBytes(r: Pick<LogRow, 'message' | 'source' | 'metadata'>): number {
-  return r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
 }
 
 interface Waiting {

@@ -17,9 +17,11 @@ import type { Executor } from '../../../db/types.js';
 import { heavyWork, type Admitted } from './admission.js';
 import type { BodyItem } from './body.js';
 import { claimKey, releaseKey } from './idempotency.js';
-import { logTextBytes, tooLarge, type IngestQueue } from './ingest-queue.js';
-import { normaliseLog, type LogRow, type NormaliseMeter } from './normalise.js';
+import { tooLarge, type IngestQueue } from './ingest-queue.js';
+import { normaliseLog, type NormaliseMeter } from './normalise.js';
 import type { IngestRateLimiter } from './rate-limit.js';
+import { logTextBytes } from '../store/batch.js';
+import type { LogRow } from '../store/writer.js';
 
 export interface IngestResult {
   accepted: number;

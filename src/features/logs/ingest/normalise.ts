@@ -1,4 +1,5 @@
 import { parseLevel } from '../levels.js';
+import type { LogRow } from '../store/writer.js';
 import { parseTime } from '../query/text.js';
 
 /** The limits for one log (docs/api.md, "Log ingestion"). */
@@ -17,14 +18,6 @@ const EPOCH_SECONDS_BELOW = 1e11;
 /** Timestamps further ahead than this are refused: a clock that far off would sort above everything. */
 export const MAX_FUTURE_MS = 24 * 3_600_000;
 
-/** A log ready to store. `metadata` is serialised JSON or null. */
-export interface LogRow {
-  ts: number;
-  level: number;
-  source: string | null;
-  message: string;
-  metadata: string | null;
-}
 
 export type Normalised = { ok: true; row: LogRow } | { ok: false; message: string };
 

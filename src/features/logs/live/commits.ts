@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Committed } from '../ingest/ingest-queue.js';
 import type { LogRowStored } from '../store/repository.js';
+import type { Committed } from '../store/writer.js';
 import type { TailHub } from './tail.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { matchAll, type LogFilter } from '../filter.js';
-import { nextTurn } from '../read/page-stream.js';
+import { nextTurn } from '../turns.js';
 import { sseFrame } from '../present.js';
 import type { LogRowStored } from '../store/repository.js';
 

@@ -5,13 +5,16 @@
  * through the query's raw-text prefilter (query/prefilter.ts) first; the one predicate (filter.ts
  * matchAll) still decides every log that passes, so the answer is the scan's.
  */
-import type { Executor } from '../../../db/types.js';
 import { EVERY_LOG, needlesOf, prefilterOf, withFilter } from '../query/index.js';
 import { matchAll, type LogFilter } from '../filter.js';
-import * as repo from '../store/repository.js';
+import type * as repo from '../store/repository.js';
 import { blockMay, capItems, isGram, itemsOf, needOf, type Need } from '../store/blocks/items.js';
 import { sliceSpan, SLICES_PER_BLOCK } from '../store/blocks/rows.js';
-import { blocksInRange, indexState, slicesInBlocks, type BlockRow } from '../store/blocks/store.js';
+import type { BlockRow } from '../store/blocks/store.js';
+import type { LogStore } from '../store/index.js';
+
+/** What the search reads of the index and the logs, through the store (on its read connection). */
+export type IndexReads = Pick<LogStore, 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange'>;
 
 /** Items probed per query at most; the rest count as "maybe". */
 const MAX_PROBES = 16;
@@ -64,12 +67,12 @@ function withNeedles(sqlFilter: LogFilter, filter: LogFilter): LogFilter {
 const segmentRead = (blockLogs: number) => Math.max(4, Math.min(256, Math.floor(blockLogs / 4)));
 
 /** A segment's logs that pass the SQL filter, lowest seqs first, at most segmentRead per read. */
-async function* segmentRows(db: Executor, projectId: string, filter: LogFilter, before: repo.Position | undefined, seg: Segment, report: IndexReport, blockLogs: number): AsyncGenerator<repo.LogRowStored[]> {
+async function* segmentRows(store: IndexReads, projectId: string, filter: LogFilter, before: repo.Position | undefined, seg: Segment, report: IndexReport, blockLogs: number): AsyncGenerator<repo.LogRowStored[]> {
   const limit = segmentRead(blockLogs);
   if (Number.isFinite(seg.minTs)) filter = { ...filter, from: Math.max(filter.from ?? seg.minTs, seg.minTs), to: Math.min(filter.to ?? seg.maxTs, seg.maxTs) };
   let first = seg.first;
   for (;;) {
-    const rows = await repo.findInSeqRange(db, projectId, filter, before, first, seg.last, limit);
+    const rows = await store.inSeqRange(projectId, filter, before, first, seg.last, limit);
     report.rowsRead += rows.length;
     yield rows;
     if (rows.length < limit) return;
@@ -113,7 +116,7 @@ const SLICE_PROBE_BLOCKS = 32;
  * so a search that stops early probes little). A block without slice filters is read whole. Grams
  * are in the block's gram filter only: every slice may hold them.
  */
-async function* runsOf(db: Executor, projectId: string, plan: Plan, options: IndexOptions): AsyncGenerator<Segment> {
+async function* runsOf(store: IndexReads, projectId: string, plan: Plan, options: IndexOptions): AsyncGenerator<Segment> {
   const { segments, need, report } = plan;
   const items = plan.items.filter((item) => !isGram(item));
   const holds = holdsBy(items);
@@ -126,7 +129,7 @@ async function* runsOf(db: Executor, projectId: string, plan: Plan, options: Ind
     else {
       if (i >= probedBefore) {
         const next = segments.slice(i, i + SLICE_PROBE_BLOCKS).filter((s) => s.block);
-        probed = await slicesInBlocks(db, projectId, next.map((s) => s.first), items);
+        probed = await store.slicesInBlocks(projectId, next.map((s) => s.first), items);
         probedBefore = i + SLICE_PROBE_BLOCKS;
       }
       const slices = probed.get(seg.first);
@@ -158,17 +161,17 @@ async function* runsOf(db: Executor, projectId: string, plan: Plan, options: Ind
  * summarised yet): the caller then scans. Logs committed after the index state was read are left
  * out, as from a scan that ran a moment earlier.
  */
-async function candidateSegments(db: Executor, projectId: string, filter: LogFilter, upper: number, options: IndexOptions): Promise<Plan | undefined> {
+async function candidateSegments(store: IndexReads, projectId: string, filter: LogFilter, upper: number, options: IndexOptions): Promise<Plan | undefined> {
   if (!options.enabled) return undefined;
   const need = needOfFilter(filter);
   const items = [...itemsOf(need)];
   if (items.length === 0 && !options.force) return undefined;
-  const state = await indexState(db, projectId);
+  const state = await store.indexState(projectId);
   if (!state) return undefined;
   const { lastSeq, next } = state;
   // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
   if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
-  const blocks = await blocksInRange(db, projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
+  const blocks = await store.blocksInRange(projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
   const holds = holdsBy(items);
   const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && holds(b.mayHold)));
   // When most blocks may match, the index saves little and the scan's early stop does better.
@@ -183,7 +186,7 @@ async function candidateSegments(db: Executor, projectId: string, filter: LogFil
  * when more logs follow; otherwise a full page carries one, as the app's scan does.
  */
 export async function searchIndexed(
-  db: Executor,
+  store: IndexReads,
   projectId: string,
   filter: LogFilter,
   sqlFilter: LogFilter,
@@ -194,7 +197,7 @@ export async function searchIndexed(
   options: IndexOptions,
 ): Promise<IndexedPage | undefined> {
   const upper = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY);
-  const plan = await candidateSegments(db, projectId, filter, upper, options);
+  const plan = await candidateSegments(store, projectId, filter, upper, options);
   if (!plan) return undefined;
   const { report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
@@ -202,9 +205,9 @@ export async function searchIndexed(
   const want = sqlOnly ? limit + 1 : limit;
   const found: repo.LogRowStored[] = [];
   const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
-  for await (const seg of runsOf(db, projectId, plan, options)) {
+  for await (const seg of runsOf(store, projectId, plan, options)) {
     if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
-    for await (const read of segmentRows(db, projectId, blockFilter, before, seg, report, options.blockLogs)) {
+    for await (const read of segmentRows(store, projectId, blockFilter, before, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
       if (verdicts.some((v) => v === undefined)) {
@@ -233,7 +236,7 @@ export async function searchIndexed(
  * by `deadline` (then nothing handed over may be used).
  */
 export async function eachIndexed(
-  db: Executor,
+  store: IndexReads,
   projectId: string,
   filter: LogFilter,
   sqlFilter: LogFilter,
@@ -241,13 +244,13 @@ export async function eachIndexed(
   options: IndexOptions,
   onMatch: (row: repo.LogRowStored) => void,
 ): Promise<IndexReport | { outOfBudget: true } | undefined> {
-  const plan = await candidateSegments(db, projectId, filter, filter.to ?? Number.POSITIVE_INFINITY, options);
+  const plan = await candidateSegments(store, projectId, filter, filter.to ?? Number.POSITIVE_INFINITY, options);
   if (!plan) return undefined;
   const { report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
   const blockFilter = withNeedles(sqlFilter, filter);
-  for await (const seg of runsOf(db, projectId, plan, options)) {
-    for await (const read of segmentRows(db, projectId, blockFilter, undefined, seg, report, options.blockLogs)) {
+  for await (const seg of runsOf(store, projectId, plan, options)) {
+    for await (const read of segmentRows(store, projectId, blockFilter, undefined, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
       for (let i = 0; i < rows.length; i++) {

@@ -11,8 +11,9 @@
  */
 import { Readable } from 'node:stream';
 import { AppError } from '../../../errors.js';
-import { logTextBytes } from '../ingest/ingest-queue.js';
+import { logTextBytes } from '../store/batch.js';
 import { logJson } from '../present.js';
+import { nextTurn } from '../turns.js';
 import type { LogRowStored, PageKey } from '../store/repository.js';
 
 /** Bytes of log text a page reads, serialises and writes at a time (at least one log). */
@@ -27,13 +28,6 @@ export const SEARCHES_WAITING_PER_USER = 4;
 export const SEARCH_WAIT_MS = 10_000;
 /** A page whose client has read nothing for this long is ended (its connection closed). */
 export const PAGE_STALL_MS = 30_000;
-
-/**
- * One turn of the event loop: what waits for I/O runs first. A page's chunks and a scan's rounds
- * each end with one: on SQLite a read resolves without waiting for I/O, and a client that keeps up
- * would otherwise have a whole page read, serialised and written in one go.
- */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** One log of a page: its key and size, and its row while the search still holds it. */
 export interface PageEntry extends PageKey {

@@ -3,12 +3,12 @@
  * skip index's switches and report.
  */
 import type { Config } from '../../../config.js';
-import type { Executor } from '../../../db/types.js';
 import { AppError } from '../../../errors.js';
 import { formatDuration } from '../../../duration.js';
 import type { LogFilter } from '../filter.js';
-import type { IndexOptions, IndexReport } from './block-search.js';
-import { chunksOf, nextTurn, PAGE_CHUNK_LOGS } from './page-stream.js';
+import type { IndexOptions, IndexReads, IndexReport } from './block-search.js';
+import { chunksOf, PAGE_CHUNK_LOGS } from './page-stream.js';
+import { nextTurn } from '../turns.js';
 import type { LogRowStored, Position } from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 
@@ -16,7 +16,7 @@ export type SearchIndexMode = 'on' | 'forced' | 'all-maybe' | 'off';
 
 export type LogReader = ReturnType<typeof createLogReader>;
 
-export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout' | 'pageKeys' | 'rowsAt'>, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
+export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' | 'rowsAt'> & IndexReads, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
   const index: IndexOptions = { blockLogs: config.indexBlockLogs, enabled: config.searchIndex };
   /** What the last search through the index read (tests count it). */
   let lastReport: IndexReport | undefined;
@@ -24,13 +24,14 @@ export function createLogReader(store: Pick<LogStore, 'reads' | 'isTimeout' | 'p
     /** How searches use the skip index (setSearchIndex changes it). */
     index,
     /**
-     * Runs a read on the store's read connection with the query time budget. Where the engine
-     * cancels a statement that outlives it (PostgreSQL's statement_timeout) that is the client's 400;
-     * elsewhere the scan's rounds and their deadline bound the work.
+     * Runs reads of the store (on its read connection) with the query time budget, handing `work`
+     * the store's reads of the skip index. Where the engine cancels a statement that outlives it
+     * (PostgreSQL's statement_timeout) that is the client's 400; elsewhere the scan's rounds and
+     * their deadline bound the work.
      */
-    async withBudget<T>(work: (db: Executor) => Promise<T>): Promise<T> {
+    async withBudget<T>(work: (store: IndexReads) => Promise<T>): Promise<T> {
       try {
-        return await work(store.reads);
+        return await work(store);
       } catch (err) {
         if (store.isTimeout(err)) throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
         throw err;

@@ -120,7 +120,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
   async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number, sqlOnly: boolean): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
     if (!reader.index.enabled) return undefined;
-    const page = await reader.withBudget((ex) => searchIndexed(ex, projectId, filter, sqlOnly ? filter : reader.narrowed(filter), position, limit, deadline, sqlOnly, reader.index));
+    const page = await reader.withBudget((index) => searchIndexed(index, projectId, filter, sqlOnly ? filter : reader.narrowed(filter), position, limit, deadline, sqlOnly, reader.index));
     if (!page) return undefined;
     if ('outOfBudget' in page) throw outOfBudget(filter);
     reader.reported(page.report);

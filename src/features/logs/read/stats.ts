@@ -153,7 +153,7 @@ export function createStats(deps: {
         backlog.push(row);
         draining ??= drain();
       } : add;
-      const report = await reader.withBudget((ex) => eachIndexed(ex, projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
+      const report = await reader.withBudget((index) => eachIndexed(index, projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
       while (draining) await draining;
       if (late) throw outOfBudget();
       if (report !== undefined) {

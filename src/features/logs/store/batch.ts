@@ -1,8 +1,9 @@
 /**
- * A batch as the writers send and bind it (column arrays), and its per-minute rollup counts. Pure:
- * the SQLite writer's thread imports it too.
+ * A batch as the writers send and bind it (column arrays), its per-minute rollup counts, and the
+ * size of logs as everything that holds them in memory counts it. Pure: the SQLite writer's thread
+ * imports it too.
  */
-import type { Batch } from './writer.js';
+import type { Batch, LogRow } from './writer.js';
 
 /** Column arrays: cheaper to send to a worker and to bind than an object per row. */
 export interface Columns {
@@ -62,4 +63,19 @@ export function minuteCounts(ts: number[], level: number[], source: (string | nu
     out.levels.n.push(n);
   }
   return out;
+}
+
+/**
+ * Logs' size as the queue counts it: the characters of their messages, sources and metadata. For
+ * stored rows too, so work that follows the commit (alert evaluation) counts what ingest counted.
+ */
+export function batchBytes(rows: readonly Pick<LogRow, 'message' | 'source' | 'metadata'>[]): number {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) bytes += logTextBytes(rows[i]!);
+  return bytes;
+}
+
+/** One log's size as the queue counts it (batchBytes): ingest while it builds logs, pages as they are read, the skip index's builder as it reads. */
+export function logTextBytes(r: Pick<LogRow, 'message' | 'source' | 'metadata'>): number {
+  return r.message.length + (r.source === null ? 0 : r.source.length) + (r.metadata === null ? 0 : r.metadata.length);
 }

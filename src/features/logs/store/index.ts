@@ -3,12 +3,13 @@
  * one implementation per engine (sqlite.ts, postgres.ts), chosen where the database is opened
  * (db/connect.ts). Features call this interface and never ask which engine runs; a new engine
  * (a column store, say) is a new implementation. The queries both engines share (repository.ts,
- * blocks/store.ts) take the engine's statements where they differ (sql.ts).
+ * blocks/store.ts) take the engine's statements where they differ (sql.ts); the store passes its
+ * own, so no executor and no engine's statements leave it.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../../config.js';
 import type { Db, Executor } from '../../../db/types.js';
-import { deleteBlocksBefore, projectsBehind } from './blocks/store.js';
+import { blocksInRange, deleteBlocksBefore, indexState, projectsBehind, slicesInBlocks, type BlockRow, type SliceProbe } from './blocks/store.js';
 import type { LogFilter } from '../filter.js';
 import * as repo from './repository.js';
 import type { AlertCount, AlertCountRow, LogWriter } from './writer.js';
@@ -40,10 +41,7 @@ export interface LogStore {
    */
   readonly addAlertCounts?: (counts: AlertCount[], ruleIds: string[], from: number) => Promise<AlertCountRow[]>;
 
-  // Reading: on `reads`, where searches run (PostgreSQL: statements time out at QUERY_TIME_BUDGET).
-  readonly reads: Executor;
-  /** The engine's statements of the shared queries (for code given `reads`, such as the skip index's search). */
-  readonly sql: LogSql;
+  // Reading: where searches run (PostgreSQL: a pool whose statements time out at QUERY_TIME_BUDGET).
   /** A page of logs, newest first, strictly before `before`. */
   page(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<repo.LogRowStored[]>;
   /** The same page as keys and sizes only (no log text): large pages are then read in bounded chunks. */
@@ -84,6 +82,14 @@ export interface LogStore {
   projectsBehind(blockLogs: number, limit: number): Promise<{ id: string; next: number; lastSeq: number }[]>;
   /** Summarises and saves the block of seqs [first, last] as one transaction; false when another node is building. */
   buildBlock(projectId: string, first: number, last: number): Promise<boolean>;
+  /** Where the project's index stands: its newest log's seq, and the first seq not in a summary; undefined when the project is gone. */
+  indexState(projectId: string): Promise<{ lastSeq: number; next: number } | undefined>;
+  /** The summaries of blocks whose time range meets [from, to], newest first, each saying per item (in order) whether it may hold it. */
+  blocksInRange(projectId: string, from: number | undefined, to: number | undefined, items: string[]): Promise<BlockRow[]>;
+  /** The slice filters of the blocks starting at `firstSeqs`, probed for `items`: per block, per slice, whether it may hold each. */
+  slicesInBlocks(projectId: string, firstSeqs: number[], items: string[]): Promise<Map<number, SliceProbe>>;
+  /** The logs of seqs [first, last] (no upper end: undefined) that the filter's SQL part admits, strictly before `before`, newest first, at most `limit`. */
+  inSeqRange(projectId: string, filter: LogFilter, before: repo.Position | undefined, first: number, last: number | undefined, limit: number): Promise<repo.LogRowStored[]>;
 
   // Nodes.
   /** Hears other nodes' commits (none where one node owns the database). */
@@ -114,16 +120,21 @@ export interface DeleteCounts {
   retention: StepCounts;
 }
 
-type SharedQueries = 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind';
+type SharedQueries = 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
 
 /** An engine's own part of a store; withSharedQueries adds the rest. */
-export type EngineStore = Omit<LogStore, SharedQueries>;
+export type EngineStore = Omit<LogStore, SharedQueries> & {
+  /** Where searches run (PostgreSQL: statements time out at QUERY_TIME_BUDGET). */
+  readonly reads: Executor;
+  /** The engine's statements of the shared queries. */
+  readonly sql: LogSql;
+};
 
 /** Completes an engine's store with the queries both engines share, run with its statements. */
 export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
-  const { reads, sql } = engine;
+  const { reads, sql, ...own } = engine;
   return {
-    ...engine,
+    ...own,
     page: (projectId, filter, before, limit) => repo.findPage(reads, projectId, filter, before, limit, sql),
     pageKeys: (projectId, filter, before, limit) => repo.findPageKeys(reads, projectId, filter, before, limit, sql),
     rowsAt: (projectId, keys) => repo.findRowsAt(reads, projectId, keys, sql),
@@ -134,5 +145,9 @@ export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
     projectsWithLogsBefore: (plan, cutoff) => repo.projectsWithLogsBefore(db, plan, cutoff),
     deleteBlocksBefore: (plan, cutoff) => deleteBlocksBefore(db, plan, cutoff),
     projectsBehind: (blockLogs, limit) => projectsBehind(db, blockLogs, limit),
+    indexState: (projectId) => indexState(reads, projectId),
+    blocksInRange: (projectId, from, to, items) => blocksInRange(reads, projectId, from, to, items, sql),
+    slicesInBlocks: (projectId, firstSeqs, items) => slicesInBlocks(reads, projectId, firstSeqs, items, sql),
+    inSeqRange: (projectId, filter, before, first, last, limit) => repo.findInSeqRange(reads, projectId, filter, before, first, last, limit, sql),
   };
 }

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import { likePattern } from './sqlite-sql.js';
-import type { LogSql } from './sql.js';
+import { likePattern, type LogSql } from './sql.js';
 
 /**
  * Lower time bounds tried first on PostgreSQL, before the page's whole range. The logs table is

@@ -54,7 +54,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       return db.transaction().execute(async (tx) => {
         const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${BUILDER_LOCK}) as ok`.execute(tx);
         if (!rows[0]?.ok) return false;
-        const s = await summarise(tx, projectId, first, last);
+        const s = await summarise(tx, postgresSql, projectId, first, last);
         await saveSummary(tx, projectId, s, deps.now());
         return true;
       });

@@ -3,7 +3,7 @@ import type { DatabaseSchema, Executor, LogsTable } from '../../../db/types.js';
 import type { LogFilter } from '../filter.js';
 import { narrowing } from '../query/index.js';
 import { FOLDS_INTO, type Needle } from '../query/prefilter.js';
-import { logSqlOf, type LogSql } from './sql.js';
+import type { LogSql } from './sql.js';
 import { selectLastSeq } from './statements.js';
 
 export type LogRowStored = LogsTable;
@@ -17,8 +17,8 @@ const COLUMNS = ['seq', 'ts', 'received_at', 'level', 'source', 'message', 'meta
 
 /**
  * The shared log queries, on both engines. Each takes the executor first and, last, the engine's
- * statements where they differ (store/sql.ts): the store passes its own; by default they are
- * those of the executor's engine.
+ * statements where they differ (sql.ts), which the store passes: its own, never guessed from the
+ * executor: the store calls them (index.ts withSharedQueries).
  */
 
 /** The SQL part of a filter (all but `pattern`, which runs in the app with RE2). */
@@ -76,7 +76,7 @@ const BYTES = sql<number>`octet_length(message) + coalesce(octet_length(metadata
  * full page there is exactly the page of the whole range, since every log left out is older than
  * every log in it.
  */
-export function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+export function findPage(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql): Promise<LogRowStored[]> {
   return pageOf<LogRowStored>(db.selectFrom('logs').select(COLUMNS), projectId, filter, before, limit, engine);
 }
 
@@ -84,7 +84,7 @@ export function findPage(db: Executor, projectId: string, filter: LogFilter, bef
  * The same page as findPage, as keys and sizes only: a page of large logs is then read a few
  * hundred KB at a time (findRowsAt), never whole (see read/page-stream.ts).
  */
-export async function findPageKeys(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<PageKey[]> {
+export async function findPageKeys(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql): Promise<PageKey[]> {
   const rows = await pageOf<{ ts: number; seq: number; bytes: number }>(db.selectFrom('logs').select(['seq', 'ts', BYTES.as('bytes')]), projectId, filter, before, limit, engine);
   return rows.map((r) => ({ ts: Number(r.ts), seq: Number(r.seq), bytes: Number(r.bytes) }));
 }
@@ -113,7 +113,7 @@ async function pageOf<R>(select: SelectQueryBuilder<DatabaseSchema, 'logs', unkn
  * is left out. One statement through the (project_id, seq) index, with the keys' time range so
  * that PostgreSQL reads only the partitions that hold them.
  */
-export async function findRowsAt(db: Executor, projectId: string, keys: readonly PageKey[], engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+export async function findRowsAt(db: Executor, projectId: string, keys: readonly PageKey[], engine: LogSql): Promise<LogRowStored[]> {
   if (keys.length === 0) return [];
   let minTs = Number.POSITIVE_INFINITY;
   let maxTs = Number.NEGATIVE_INFINITY;
@@ -143,7 +143,7 @@ export async function findRowsAt(db: Executor, projectId: string, keys: readonly
  * admits, strictly before `before`, newest first: one block of the skip index (blocks/), at most
  * `limit` of them. Read through the (project_id, seq) index: the time index would walk the range.
  */
-export async function findInSeqRange(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, first: number, last: number | undefined, limit: number, engine: LogSql = logSqlOf(db)): Promise<LogRowStored[]> {
+export async function findInSeqRange(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, first: number, last: number | undefined, limit: number, engine: LogSql): Promise<LogRowStored[]> {
   let q = applyFilter(engine, db.selectFrom('logs').select(COLUMNS), projectId, filter).where('seq', '>=', first);
   if (last !== undefined) q = q.where('seq', '<=', last);
   if (before) q = q.where('ts', '<=', before.ts).where((eb) => eb.or([eb('ts', '<', before.ts), eb.and([eb('ts', '=', before.ts), eb('seq', '<', before.seq)])]));
@@ -191,7 +191,7 @@ export interface BucketCount {
  * the range are read from the log_counts rollup and only the partial minutes at its ends from the
  * logs themselves; the answer is the same as counting every log.
  */
-export function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, engine: LogSql = logSqlOf(db)): Promise<BucketCount[]> {
+export function countByBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, engine: LogSql): Promise<BucketCount[]> {
   return rollupAndEdges(
     filter,
     intervalMs,
@@ -290,7 +290,7 @@ export async function projectsWithLogsBefore(db: Executor, plan: string, cutoff:
  * the log_source_counts rollup where the filter allows (see rollupAndEdges). Each read returns at
  * most `maxRows` rows (a tenant may use any number of sources): the caller refuses past that.
  */
-export function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number, engine: LogSql = logSqlOf(db)): Promise<SourceBucketCount[]> {
+export function countBySourceBucket(db: Executor, projectId: string, filter: LogFilter, intervalMs: number, maxRows: number, engine: LogSql): Promise<SourceBucketCount[]> {
   return rollupAndEdges(
     filter,
     intervalMs,

@@ -1,12 +1,9 @@
-import { PostgresAdapter, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Executor } from '../../../db/types.js';
-import { postgresSql } from './postgres-sql.js';
-import { sqliteSql } from './sqlite-sql.js';
+import type { CompiledQuery, RawBuilder } from 'kysely';
 
 /**
  * The statements of the shared log queries (repository.ts, blocks/store.ts) that differ between
- * engines. Each engine's store passes its own; code that holds only an executor (the skip index's
- * search, tools) gets it from logSqlOf.
+ * engines. Each engine's store passes its own (sqlite-sql.ts, postgres-sql.ts); nothing guesses the
+ * engine from an executor. This module imports neither engine's: they import it.
  */
 export interface LogSql {
   /** `message` holds `q`, case-insensitively (ASCII letters at least): the legacy `q` filter. */
@@ -33,7 +30,7 @@ export interface LogSql {
   bytesSlice(bytes: RawBuilder<unknown>, offset: RawBuilder<unknown>, length: RawBuilder<unknown>): RawBuilder<unknown>;
 }
 
-/** The engine's statements, for code that holds only an executor: the one place that tells engines apart by it. */
-export function logSqlOf(db: Executor): LogSql {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? postgresSql : sqliteSql;
+/** A LIKE pattern of a substring, with `\\` as its escape: `%` and `_` in the substring are literal. */
+export function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }

@@ -1,10 +1,5 @@
 import { sql } from 'kysely';
-import type { LogSql } from './sql.js';
-
-/** `%` and `_` in a substring are literal. */
-export function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+import { likePattern, type LogSql } from './sql.js';
 
 /** SQLite's statements of the shared log queries. */
 export const sqliteSql: LogSql = {

@@ -36,7 +36,7 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
       // transaction, so a process killed mid-save leaves the block without a summary, never half of one.
       // The writer's thread saves it: on this connection the event loop would wait for the write lock
       // while the writer commits logs.
-      const s = await summarise(db, projectId, first, last);
+      const s = await summarise(db, sqliteSql, projectId, first, last);
       await writer.saveSummary(summaryRows(projectId, s, deps.now()));
       return true;
     },

@@ -1,12 +1,17 @@
 /**
  * What the ingest queue commits through: the writer's interface and its messages. Each engine's
- * writer lives with its store (sqlite-writer.ts, postgres.ts).
+ * writer lives with its store (sqlite-writer.ts, postgres.ts). Only types: the store's contract,
+ * which ingestion and the tail import without importing the store's code.
  */
-import type { LogRow } from '../ingest/normalise.js';
 
-export { createSqliteWriter } from './sqlite-writer.js';
-export { createPostgresWriter } from './postgres.js';
-export { minuteCounts, type RollupCounts } from './batch.js';
+/** A log ready to store (ingestion makes it: ingest/normalise.ts). `metadata` is serialised JSON or null. */
+export interface LogRow {
+  ts: number;
+  level: number;
+  source: string | null;
+  message: string;
+  metadata: string | null;
+}
 
 /** One request's accepted logs for one project. */
 export interface Batch {
@@ -35,6 +40,11 @@ export interface CommitResult {
 export interface LogWriter {
   write(batches: Batch[]): Promise<(CommitResult | null)[]>;
   close(): Promise<void>;
+}
+
+/** A batch as committed, with where its logs went: what the queue hands to whoever follows commits. */
+export interface Committed extends CommitResult {
+  batch: Batch;
 }
 
 export interface AlertCount {

@@ -8,9 +8,9 @@ import type { Executor } from '../../../../db/types.js';
 import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, GRAM_BITS_PER_ITEM, hashItem, ItemSet, type ItemHash } from './bloom.js';
 import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, FORMAT_PART, GRAM_PART, GRAM_PART_BUCKETS, PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
 import * as statements from '../statements.js';
-import { batchBytes } from '../../ingest/ingest-queue.js';
+import { batchBytes } from '../batch.js';
 import { addLogItems, isGram, type GramSet, type IndexedLog } from './items.js';
-import { logSqlOf, type LogSql } from '../sql.js';
+import type { LogSql } from '../sql.js';
 
 /** A summary as a search reads it. */
 export interface BlockRow extends BlockSpan {
@@ -119,10 +119,10 @@ export class Summariser {
  * other work every few milliseconds: no tenant's logs (each up to 128 KiB) can hold the event loop
  * or make the builder hold more than a round of them and one block's items.
  */
-export async function summarise(db: Executor, projectId: string, first: number, last: number): Promise<Summary> {
+export async function summarise(db: Executor, engine: LogSql, projectId: string, first: number, last: number): Promise<Summary> {
   const summary = new Summariser(first, last);
   let yielded = Date.now();
-  const { summaryReadBytes: target, summaryReadLogs: most } = logSqlOf(db);
+  const { summaryReadBytes: target, summaryReadLogs: most } = engine;
   // A block starts at most at SUMMARY_READ_START logs (32 MiB at 128 KiB each), whatever the last one settled on.
   let read = Math.min(summaryRead, SUMMARY_READ_START, most);
   let from = first;
@@ -163,7 +163,7 @@ export async function saveSummary(db: Executor, projectId: string, s: Summary, b
  * bucket of every item probed (one 32-byte slice per block and item, read in SQL): a gram's in the
  * block's gram filter (a block without one may hold every gram), any other's in its filter.
  */
-export async function blocksInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined, items: string[], engine: LogSql = logSqlOf(db)): Promise<BlockRow[]> {
+export async function blocksInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined, items: string[], engine: LogSql): Promise<BlockRow[]> {
   const hashes: ItemHash[] = items.map(hashItem);
   // The constants are literals: better-sqlite3 binds every JS number as a REAL, and `bucket / 64.0`
   // is then no part number (a probe that finds no part says "maybe": the index would rule nothing out).
@@ -211,7 +211,7 @@ export type SliceProbe = Map<number, boolean[]>;
  * the block's common filter may hold counting as held by every slice. A block missing from the
  * answer keeps no slice filters; a slice missing from its block's, none of its own.
  */
-export async function slicesInBlocks(db: Executor, projectId: string, firstSeqs: number[], items: string[], engine: LogSql = logSqlOf(db)): Promise<Map<number, SliceProbe>> {
+export async function slicesInBlocks(db: Executor, projectId: string, firstSeqs: number[], items: string[], engine: LogSql): Promise<Map<number, SliceProbe>> {
   const out = new Map<number, SliceProbe>();
   if (firstSeqs.length === 0) return out;
   const hashes: ItemHash[] = items.map(hashItem);
