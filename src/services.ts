@@ -76,6 +76,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     maxBytesPerCommit: config.ingestCommitMaxBytes,
     maxInFlightBytesPerProject: config.ingestProjectInflightBytes,
     onCommit: commits.committed,
+    isUnavailable: (err) => store.isUnavailable(err),
     log,
   });
   const reader = createLogReader(store, config);

@@ -5,7 +5,8 @@ import { EventLoopTurns, IngestAdmission, ReadSlots } from '../src/features/logs
 import { IngestQueue, type IngestQueueOptions } from '../src/features/logs/ingest/ingest-queue.js';
 import { createIngest, ingestWork, SLICE_LOGS } from '../src/features/logs/ingest/ingest.js';
 import { IngestRateLimiter } from '../src/features/logs/ingest/rate-limit.js';
-import { createPostgresWriter } from '../src/features/logs/store/postgres.js';
+import { createPostgresWriter, postgresUnavailable } from '../src/features/logs/store/postgres.js';
+import { sqliteUnavailable } from '../src/features/logs/store/sqlite.js';
 import { createSqliteWriter } from '../src/features/logs/store/sqlite-writer.js';
 import type { Batch, LogWriter } from '../src/features/logs/store/writer.js';
 import { createProject, describeEngines, errorOf, holdCommits, ingest, setPlan, signup, type Response, useServer, waitFor } from './harness.js';
@@ -38,7 +39,7 @@ function gatedWriter() {
 const batch = (n: number, projectId = 'proj_x', messageChars = 1): Batch => ({ projectId, receivedAt: 0, rows: Array.from({ length: n }, () => ({ ts: 0, level: 2, source: null, message: 'm'.repeat(messageChars), metadata: null })) });
 
 /** Generous bounds, each test narrowing the one it is about. */
-const options = (o: Partial<IngestQueueOptions> = {}): IngestQueueOptions => ({ maxQueuedLogs: 1e6, maxQueuedBytes: 1e9, maxLogsPerCommit: 1e6, maxBytesPerCommit: 1e9, projectShare: 1, onCommit: () => {}, ...o });
+const options = (o: Partial<IngestQueueOptions> = {}): IngestQueueOptions => ({ maxQueuedLogs: 1e6, maxQueuedBytes: 1e9, maxLogsPerCommit: 1e6, maxBytesPerCommit: 1e9, projectShare: 1, onCommit: () => {}, isUnavailable: () => false, ...o });
 
 /** Lets the queue take its next group after a commit finished. */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -118,12 +119,13 @@ describe('the ingest queue', () => {
   });
 
   it('when the database cannot write at all, a failed group is not written again batch by batch: its batches fail together', async () => {
-    const unavailable = [
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
-      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
-      new Error('log writer: database or disk is full'), // the SQLite writer's thread passes on the message only
+    // Each engine's store says which of its errors mean that (LogStore.isUnavailable).
+    const unavailable: [Error, (err: unknown) => boolean][] = [
+      [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), postgresUnavailable],
+      [Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }), postgresUnavailable],
+      [new Error('log writer: database or disk is full'), sqliteUnavailable], // the SQLite writer's thread passes on the message only
     ];
-    for (const error of unavailable) {
+    for (const [error, isUnavailable] of unavailable) {
       const calls: string[][] = [];
       let release!: () => void;
       const firstDone = new Promise<void>((r) => (release = r));
@@ -138,7 +140,7 @@ describe('the ingest queue', () => {
         },
         close: async () => {},
       };
-      const q = new IngestQueue(writer, options());
+      const q = new IngestQueue(writer, options({ isUnavailable }));
       const first = q.submit(batch(1, 'proj_a'));
       const group = [q.submit(batch(2, 'proj_b')), q.submit(batch(3, 'proj_c'))].map((p) => p.then(() => 'stored', (err: Error) => err.message));
       release();

@@ -33,6 +33,11 @@ export interface IngestQueueOptions {
    */
   maxInFlightBytesPerProject?: number;
   onCommit: (committed: Committed[]) => void;
+  /**
+   * Whether a failed commit says the database cannot write at all (LogStore.isUnavailable): then a
+   * failed group is not written again batch by batch.
+   */
+  isUnavailable: (err: unknown) => boolean;
   /** Told when a commit of several batches failed (they are then written one by one), and when onCommit throws. */
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
@@ -65,7 +70,7 @@ const LOOK_AHEAD = 256;
  *
  * A commit of several batches that fails is retried batch by batch, each in its own transaction,
  * so a batch that the database refuses fails alone and never takes the others with it; unless the
- * database could not write at all (databaseUnavailable), when they all fail at once.
+ * database could not write at all (the store's isUnavailable), when they all fail at once.
  */
 export class IngestQueue {
   #waiting: Waiting[] = [];
@@ -233,15 +238,15 @@ export class IngestQueue {
   /**
    * Writes a group in one transaction and answers its batches. Answers 'split', with nothing
    * answered yet, when a group of several failed in a way one of its batches may have caused: each
-   * is then to be written alone. When the database itself cannot write (databaseUnavailable), every
-   * batch alone would fail the same way after its own wait, so the whole group fails at once.
+   * is then to be written alone. When the database itself cannot write (the store's isUnavailable),
+   * every batch alone would fail the same way after its own wait, so the whole group fails at once.
    */
   async #write(group: Waiting[]): Promise<'split' | undefined> {
     let results: (CommitResult | null)[];
     try {
       results = await this.writer.write(group.map((g) => g.batch));
     } catch (err) {
-      if (group.length > 1 && !databaseUnavailable(err)) {
+      if (group.length > 1 && !this.options.isUnavailable(err)) {
         this.options.log?.warn({ err, batches: group.length }, 'a group commit failed; writing its batches one by one');
         return 'split';
       }
@@ -268,33 +273,6 @@ export class IngestQueue {
       for (const resolve of this.#idle.splice(0)) resolve();
     }
   }
-}
-
-/** Codes of Node's network errors: the database server cannot be reached. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-/**
- * PostgreSQL SQLSTATEs about the server rather than the data: connection (class 08), authorisation
- * (28), no such database (3D), insufficient resources such as a full disk (53), system errors (58),
- * shutting down (57P01-57P03), a read-only server (25006).
- */
-const PG_UNAVAILABLE = /^(?:(?:08|28|3D|53|58)[0-9A-Z]{3}|57P0[123]|25006)$/;
-/** SQLite result codes of the same kind: full, I/O error, busy or locked, read-only, cannot open, corrupt. */
-const SQLITE_UNAVAILABLE = /^SQLITE_(?:FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
-/**
- * The same by message, where no code comes with the error: the SQLite writer's thread passes on
- * only the message (store/sqlite-writer.ts), and pg's pool reports a connection timeout or a lost connection
- * without a code.
- */
-const UNAVAILABLE_MESSAGE = /database or disk is full|disk I\/O error|database is locked|readonly database|unable to open database|database disk image is malformed|log writer is closed|timeout exceeded when trying to connect|Connection terminated/i;
-
-/**
- * True when a failed commit says the database cannot write at all (unreachable, shutting down, out
- * of disk, locked, read-only, the writer closed), as opposed to refusing something in the batches.
- */
-export function databaseUnavailable(err: unknown): boolean {
-  const { code, message } = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.test(code) || SQLITE_UNAVAILABLE.test(code))) return true;
-  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
 }
 
 /** 429 for one project over its share; `what` says which backlog (storing, or the work after it). */

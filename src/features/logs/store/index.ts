@@ -100,6 +100,11 @@ export interface LogStore {
   isTimeout(err: unknown): boolean;
   /** The engine gave up a transaction that may well succeed again (deadlock, serialization, lock or connection trouble). */
   isRetryable(err: unknown): boolean;
+  /**
+   * A failed write says the database cannot write at all (unreachable, shutting down, out of disk,
+   * locked, read-only, the writer closed), as opposed to refusing something in what was written.
+   */
+  isUnavailable(err: unknown): boolean;
 
   /** Stops the writer (after what it was given is committed). */
   close(): Promise<void>;

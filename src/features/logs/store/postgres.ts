@@ -26,6 +26,25 @@ const STATEMENT_TIMEOUT = '57014';
 
 const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code;
 
+/** Codes of Node's network errors: the database server cannot be reached. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/**
+ * SQLSTATEs about the server rather than the data: connection (class 08), authorisation (28), no
+ * such database (3D), insufficient resources such as a full disk (53), system errors (58), shutting
+ * down (57P01-57P03), a read-only server (25006).
+ */
+const UNAVAILABLE_CODES = /^(?:(?:08|28|3D|53|58)[0-9A-Z]{3}|57P0[123]|25006)$/;
+/** pg's pool reports a connection timeout or a lost connection without a code. */
+const UNAVAILABLE_MESSAGE = /timeout exceeded when trying to connect|Connection terminated/i;
+
+/** A failed write says PostgreSQL cannot write at all (LogStore.isUnavailable). */
+export function postgresUnavailable(err: unknown): boolean {
+  const code = codeOf(err);
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_CODES.test(code))) return true;
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
+}
+
 export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: LogStoreDeps): LogStore {
   const writer = createPostgresWriter(db);
   const partitions = createPartitionMaintenance({ db, config: deps.config, now: deps.now, log: deps.log });
@@ -65,6 +84,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       const code = codeOf(err);
       return typeof code === 'string' && RETRYABLE_CODES.has(code);
     },
+    isUnavailable: postgresUnavailable,
     close: () => writer.close(),
   });
 }

@@ -12,6 +12,18 @@ import { sqliteSql } from './sqlite-sql.js';
 /** Logs a project deletion takes away per step before its last transaction. */
 export const PURGE_BATCH = 2000;
 
+/** SQLite result codes of a database that cannot write: full, I/O error, busy or locked, read-only, cannot open, corrupt. */
+const UNAVAILABLE_CODES = /^SQLITE_(?:FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
+/** The same by message: the writer's thread passes on only the message (sqlite-writer.ts); or the writer was closed. */
+const UNAVAILABLE_MESSAGE = /database or disk is full|disk I\/O error|database is locked|readonly database|unable to open database|database disk image is malformed|log writer is closed/i;
+
+/** A failed write says SQLite cannot write at all (LogStore.isUnavailable). */
+export function sqliteUnavailable(err: unknown): boolean {
+  const { code, message } = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
+}
+
 export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDeps, 'now'>): LogStore {
   const writer = createSqliteWriter(file);
   return withSharedQueries(db, {
@@ -45,6 +57,7 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     // busy errors are not worth a client's retry: they stay 500s.
     isTimeout: () => false,
     isRetryable: () => false,
+    isUnavailable: sqliteUnavailable,
     close: () => writer.close(),
   });
 }
