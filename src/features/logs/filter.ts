@@ -11,7 +11,11 @@ export interface LogFilter {
   to?: number;
   levels?: number[];
   source?: string;
-  /** Case-insensitive substring of the message. */
+  /**
+   * Case-insensitive substring of the message: the query's message:"…", decided in the app (its
+   * folded message holds the folded q, query/text.ts fold) wherever logs are selected, so a search
+   * and a tail answer the same; SQL only narrows to a superset.
+   */
   q?: string;
   /** RE2, matched against the message anywhere (like grep). */
   pattern?: Pattern;
@@ -78,13 +82,13 @@ export function parseFilter(query: FilterQuery): LogFilter {
  * `deadline` is `undefined` in the answer.
  */
 export function matchAll(filter: LogFilter, rows: readonly QueryLog[], owner: string, deadline: number, options: { sqlDecided?: boolean } = {}): Promise<(boolean | undefined)[]> {
-  // Rows read through SQL (search, stats) already passed from/to/level/source/q there: only the
-  // pattern and the query remain to decide. A tail's rows passed nothing yet.
-  const legacy = options.sqlDecided ? { pattern: filter.pattern } : filter;
+  // Rows read through SQL (search, stats) already passed from/to/level/source there: the pattern,
+  // `q` (SQL narrowed to a superset of it) and the query remain to decide. A tail's rows passed nothing yet.
+  const legacy = options.sqlDecided ? { pattern: filter.pattern, q: filter.q } : filter;
   return matchLogs(withFilter(filter.query ?? EVERY_LOG, legacy), rows, owner, deadline);
 }
 
-/** Whether the selection needs the app to decide (a pattern or a query), rather than SQL alone. */
+/** Whether the selection needs the app to decide (a pattern, a query or `q`), rather than SQL alone. */
 export function decidedInApp(filter: LogFilter): boolean {
-  return filter.pattern !== undefined || filter.query !== undefined;
+  return filter.pattern !== undefined || filter.query !== undefined || filter.q !== undefined;
 }

@@ -182,8 +182,7 @@ async function candidateSegments(store: IndexReads, projectId: string, filter: L
 
 /**
  * One page through the index, or undefined when the index would not help (see candidateSegments).
- * `sqlOnly`: the filter is decided by SQL alone (a legacy `q`), whose pages carry a cursor only
- * when more logs follow; otherwise a full page carries one, as the app's scan does.
+ * A full page carries a cursor, as the app's scan does.
  */
 export async function searchIndexed(
   store: IndexReads,
@@ -193,7 +192,6 @@ export async function searchIndexed(
   before: repo.Position | undefined,
   limit: number,
   deadline: number,
-  sqlOnly: boolean,
   options: IndexOptions,
 ): Promise<IndexedPage | undefined> {
   const upper = Math.min(before?.ts ?? Number.POSITIVE_INFINITY, filter.to ?? Number.POSITIVE_INFINITY);
@@ -202,11 +200,10 @@ export async function searchIndexed(
   const { report } = plan;
   const prefilter = filter.query && prefilterOf(filter.query.root);
   const blockFilter = withNeedles(sqlFilter, filter);
-  const want = sqlOnly ? limit + 1 : limit;
   const found: repo.LogRowStored[] = [];
   const after = (a: repo.LogRowStored, b: repo.LogRowStored) => Number(b.ts) - Number(a.ts) || Number(b.seq) - Number(a.seq);
   for await (const seg of runsOf(store, projectId, plan, options)) {
-    if (found.length >= want && seg.maxTs < Number(found[want - 1]!.ts)) break;
+    if (found.length >= limit && seg.maxTs < Number(found[limit - 1]!.ts)) break;
     for await (const read of segmentRows(store, projectId, blockFilter, before, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
@@ -221,11 +218,11 @@ export async function searchIndexed(
       for (let i = 0; i < rows.length; i++) if (verdicts[i]) found.push(rows[i]!);
     }
     found.sort(after);
-    if (found.length > want) found.length = want;
+    if (found.length > limit) found.length = limit;
   }
   const page = found.slice(0, limit);
   const last = page[page.length - 1];
-  const more = sqlOnly ? found.length > limit : found.length >= limit;
+  const more = found.length >= limit;
   return { data: page, nextCursor: more && last ? { ts: Number(last.ts), seq: Number(last.seq) } : null, report };
 }
 

@@ -69,14 +69,13 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
 
   async function find(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: PageEntry[]; nextCursor: string | null }> {
     let position = cursor ? decodeCursor(cursor) : undefined;
-    const sqlOnly = !decidedInApp(filter);
     /** A page SQL decides alone: one more key than the page says whether a cursor is due. */
     const sqlPage = (keys: repo.PageKey[]) => {
       const page = keys.slice(0, limit);
       const last = page[page.length - 1];
       return { data: page, nextCursor: keys.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
     };
-    if (sqlOnly && filter.q === undefined) {
+    if (!decidedInApp(filter)) {
       // Nothing for the index to probe. The ownership check and the page are read together; a
       // stranger's page is never answered.
       const [, keys] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1))]);
@@ -85,9 +84,8 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     await projects.assertRole(userId, projectId);
     const deadline = Date.now() + config.queryBudgetMs;
     // A query, a pattern, or a legacy substring (the words wholly inside it) may rule blocks out.
-    const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline, sqlOnly);
+    const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline);
     if (indexed) return indexed;
-    if (sqlOnly) return sqlPage(await reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1)));
     const found: PageEntry[] = [];
     const held = { bytes: 0 };
     let decided = 0;
@@ -118,9 +116,9 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   }
 
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
-  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number, sqlOnly: boolean): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
+  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
     if (!reader.index.enabled) return undefined;
-    const page = await reader.withBudget((index) => searchIndexed(index, projectId, filter, sqlOnly ? filter : reader.narrowed(filter), position, limit, deadline, sqlOnly, reader.index));
+    const page = await reader.withBudget((index) => searchIndexed(index, projectId, filter, reader.narrowed(filter), position, limit, deadline, reader.index));
     if (!page) return undefined;
     if ('outOfBudget' in page) throw outOfBudget(filter);
     reader.reported(page.report);

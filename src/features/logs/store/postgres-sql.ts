@@ -10,9 +10,6 @@ const PAGE_WINDOWS_MS = [3_600_000, 86_400_000, 7 * 86_400_000];
 
 /** PostgreSQL's statements of the shared log queries. */
 export const postgresSql: LogSql = {
-  // ILIKE. An ASCII term is matched under the "C" collation: the same answer for ASCII letters, at
-  // less than half the cost of the locale's case folding on every row scanned.
-  messageLike: (q) => (/^[\x00-\x7f]*$/.test(q) ? sql<boolean>`message collate "C" ilike ${likePattern(q)} escape '\\'` : sql<boolean>`message ilike ${likePattern(q)} escape '\\'`),
   messageContains: (text) => sql<boolean>`strpos(message, ${text}) > 0`,
   // ASCII only: the "C" collation's ILIKE folds ASCII letters, as the needles are.
   holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} collate "C" ilike ${likePattern(text)} escape '\\'`,

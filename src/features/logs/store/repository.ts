@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { DatabaseSchema, Executor, LogsTable } from '../../../db/types.js';
 import type { LogFilter } from '../filter.js';
-import { narrowing } from '../query/index.js';
+import { fold, narrowing } from '../query/index.js';
 import { FOLDS_INTO, type Needle } from '../query/prefilter.js';
 import type { LogSql } from './sql.js';
 import { selectLastSeq } from './statements.js';
@@ -28,8 +28,10 @@ function applyFilter<O>(engine: LogSql, query: SelectQueryBuilder<DatabaseSchema
   if (filter.to !== undefined) q = q.where('ts', '<=', filter.to);
   if (filter.levels) q = filter.levels.length === 1 ? q.where('level', '=', filter.levels[0]!) : q.where('level', 'in', filter.levels);
   if (filter.source !== undefined) q = q.where('source', '=', filter.source);
-  // Case-insensitive (ASCII letters at least, on every engine).
-  if (filter.q !== undefined) q = q.where(engine.messageLike(filter.q));
+  if (filter.q !== undefined) {
+    const narrowed = qNeedle(filter.q);
+    if (narrowed) q = q.where(needleSql(engine, narrowed));
+  }
   if (filter.query) {
     // Only what every log the query selects must satisfy: its levels and its time bounds. The
     // query itself is decided in the app (filter.ts matchAll), over the rows this narrows to.
@@ -57,6 +59,20 @@ function needleSql(engine: LogSql, needle: Needle): RawBuilder<boolean> {
     }
   }
   return sql<boolean>`(${sql.join(parts, sql` or `)})`;
+}
+
+/**
+ * The legacy `q` in SQL: a superset of the logs whose folded message holds fold(q), which the app
+ * then decides (filter.ts matchAll) as a live tail does, so that both answer the same. The longest
+ * ASCII run of fold(q) must be in the raw message ignoring ASCII case (or a character that folds
+ * into one of its letters must: see needleSql), since folding only lower-cases and composes (NFC)
+ * and never makes ASCII out of anything else but those characters. Undefined when q holds no ASCII
+ * (then SQL does not narrow by it).
+ */
+function qNeedle(q: string): Needle | undefined {
+  let best = '';
+  for (const run of fold(q).split(/[^\x00-\x7f]+/)) if (run.length > best.length) best = run;
+  return best === '' ? undefined : [{ text: best, where: 'message' }];
 }
 
 /** Where a log sits in a page, and its size: what a page is planned with before any log text is read. */

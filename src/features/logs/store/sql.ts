@@ -6,8 +6,6 @@ import type { CompiledQuery, RawBuilder } from 'kysely';
  * engine from an executor. This module imports neither engine's: they import it.
  */
 export interface LogSql {
-  /** `message` holds `q`, case-insensitively (ASCII letters at least): the legacy `q` filter. */
-  messageLike(q: string): RawBuilder<boolean>;
   /** `message` holds `text` exactly (a pattern's required literal). */
   messageContains(text: string): RawBuilder<boolean>;
   /** The column holds the ASCII `text`, with ASCII letters in either case. */

@@ -3,8 +3,6 @@ import { likePattern, type LogSql } from './sql.js';
 
 /** SQLite's statements of the shared log queries. */
 export const sqliteSql: LogSql = {
-  // LIKE folds ASCII letters only.
-  messageLike: (q) => sql<boolean>`message like ${likePattern(q)} escape '\\'`,
   messageContains: (text) => sql<boolean>`instr(message, ${text}) > 0`,
   holdsIgnoringCase: (column, text) => sql<boolean>`${sql.ref(column)} like ${likePattern(text)} escape '\\'`,
   holds: (column, text) => sql<boolean>`instr(${sql.ref(column)}, ${text}) > 0`,
