@@ -42,6 +42,8 @@ export interface Config {
   readonly indexBlockLogs: number;
   /** How often the index builder looks for logs to summarise. */
   readonly indexIntervalMs: number;
+  /** Logs received longer ago than this are packed (stored compressed); undefined: never (COMPACT_AFTER=off). */
+  readonly compactAfterMs: number | undefined;
   /** How often alert rules are evaluated on the clock (silence alerts, recovery, reminders). */
   readonly alertClockMs: number;
   /** Request-body bytes one project may have in flight at once (past that, 429). */
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchIndex: boolean('SEARCH_INDEX', true),
     indexBlockLogs: integer('INDEX_BLOCK_LOGS', 4096, 16, 1_000_000),
     indexIntervalMs: duration('INDEX_INTERVAL', '1s', 1_000, 3_600_000),
+    compactAfterMs: value('COMPACT_AFTER')?.trim().toLowerCase() === 'off' ? undefined : duration('COMPACT_AFTER', '10m', 0, 365 * 86_400_000),
     alertClockMs: duration('ALERT_CLOCK_INTERVAL', '5s', 1_000, 10_000),
     ingestProjectInflightBytes: integer('INGEST_PROJECT_INFLIGHT_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     groupByMaxValues: integer('GROUP_BY_MAX_VALUES', 10_000, 10, 1_000_000),

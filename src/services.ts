@@ -11,6 +11,7 @@ import { compilePattern } from './features/logs/filter.js';
 import { parseQuery } from './features/logs/query/index.js';
 import { createDestinationsService } from './features/notifications/destinations.js';
 import { createIndexBuilder } from './features/logs/store/blocks/builder.js';
+import { createCompactor } from './features/logs/store/packs/compactor.js';
 import { createCommitFanOut } from './features/logs/live/commits.js';
 import { createIngest } from './features/logs/ingest/ingest.js';
 import { IngestQueue } from './features/logs/ingest/ingest-queue.js';
@@ -89,6 +90,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     commits,
     reader,
     indexBuilder: createIndexBuilder(store, { blockLogs: config.indexBlockLogs, intervalMs: config.indexIntervalMs, log }),
+    compactor: createCompactor(store, { compactAfterMs: config.compactAfterMs ?? 0, intervalMs: config.indexIntervalMs, now, log }),
     ingest: createIngest({ db, queue, limiter: new IngestRateLimiter(config.ingestRates, now), now }),
     search: createSearch({ store, reader, config, projects }),
     stats: createStats({ store, reader, config, now, projects }),

@@ -127,6 +127,14 @@ export interface LogBlocksTable {
   /** The gram filter's buckets (migration 0014); 0: none. */
   gram_buckets: number;
   built_at: number;
+  /** The size in bytes of the block's pack in log_packs (migration 0020); 0: its logs are rows in `logs`. */
+  packed: number;
+}
+
+export interface LogPacksTable {
+  project_id: string;
+  first_seq: number;
+  data: Uint8Array;
 }
 
 export interface LogBlockBloomsTable {
@@ -259,6 +267,7 @@ export interface DatabaseSchema {
   log_source_counts: LogSourceCountsTable;
   log_blocks: LogBlocksTable;
   log_block_blooms: LogBlockBloomsTable;
+  log_packs: LogPacksTable;
   alert_rules: AlertRulesTable;
   alert_destinations: AlertDestinationsTable;
   alert_counts: AlertCountsTable;

@@ -7,6 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { IndexBuilder } from './store/blocks/builder.js';
+import type { Compactor } from './store/packs/compactor.js';
 import type { CommitFanOut, CommitListener } from './live/commits.js';
 import type { createIngest } from './ingest/ingest.js';
 import type { IngestQueue } from './ingest/ingest-queue.js';
@@ -26,7 +27,7 @@ export { TAIL_RECHECK_MS } from './live/tails.js';
 export type LogsService = ReturnType<typeof createLogsService>;
 
 export function createLogsService(parts: {
-  config: Pick<Config, 'searchIndex'>;
+  config: Pick<Config, 'searchIndex' | 'compactAfterMs'>;
   log: FastifyBaseLogger;
   store: LogStore;
   queue: IngestQueue;
@@ -34,13 +35,14 @@ export function createLogsService(parts: {
   commits: CommitFanOut;
   reader: LogReader;
   indexBuilder: IndexBuilder;
+  compactor: Compactor;
   ingest: ReturnType<typeof createIngest>;
   search: ReturnType<typeof createSearch>;
   stats: ReturnType<typeof createStats>;
   tails: ReturnType<typeof createTails>;
   retention: ReturnType<typeof createRetention>;
 }) {
-  const { config, log, store, queue, hub, commits, reader, indexBuilder, tails, retention } = parts;
+  const { config, log, store, queue, hub, commits, reader, indexBuilder, compactor, tails, retention } = parts;
   let listener: ReturnType<LogStore['listen']> | undefined;
 
   return {
@@ -98,13 +100,20 @@ export function createLogsService(parts: {
       await listener.ready;
       retention.start();
       tails.start();
-      // SEARCH_INDEX=off: searches scan and nothing builds in the background (buildIndex() still builds).
-      if (config.searchIndex) indexBuilder.start();
+      // SEARCH_INDEX=off: searches scan; blocks are still summarised where they are to be packed
+      // (a pack is a summarised block). buildIndex() always builds.
+      if (config.searchIndex || config.compactAfterMs !== undefined) indexBuilder.start();
+      if (config.compactAfterMs !== undefined) compactor.start();
     },
 
     /** Summarises what is due for the skip index now (tests; the builder also runs on its own). */
     buildIndex(): Promise<number> {
       return indexBuilder.runOnce();
+    },
+
+    /** Packs what is due now (tests; the compactor also runs on its own when COMPACT_AFTER is set). */
+    compact(): Promise<number> {
+      return compactor.runOnce();
     },
 
     /**
@@ -131,6 +140,7 @@ export function createLogsService(parts: {
       const retentionStopped = retention.stop();
       tails.stop();
       await indexBuilder.stop();
+      await compactor.stop();
       hub.closeAll();
       await queue.drain();
       await retentionStopped;

@@ -62,6 +62,7 @@ export async function deleteProject(db: Executor, id: string): Promise<boolean> 
   await db.deleteFrom('logs').where('project_id', '=', id).execute();
   await db.deleteFrom('log_counts').where('project_id', '=', id).execute();
   await db.deleteFrom('log_source_counts').where('project_id', '=', id).execute();
+  await db.deleteFrom('log_packs').where('project_id', '=', id).execute();
   await db.deleteFrom('log_block_blooms').where('project_id', '=', id).execute();
   await db.deleteFrom('log_blocks').where('project_id', '=', id).execute();
   await db.deleteFrom('idempotency_keys').where('project_id', '=', id).execute();

@@ -14,6 +14,10 @@ import type { LogFilter } from '../filter.js';
 import * as repo from './repository.js';
 import type { AlertCount, AlertCountRow, LogWriter } from './writer.js';
 import type { LogSql } from './sql.js';
+import type { Packer } from './packs/packer.js';
+import { blockRows, projectsWithPacksBefore } from './packs/read.js';
+import { keyOf, mergePage, mergeRowsAt, mergeSeqRange, mergeSince } from './packs/merge.js';
+import { blocksToPack } from './packs/statements.js';
 
 /** What a store needs from the app, given once when it is made. */
 export interface LogStoreDeps {
@@ -91,6 +95,16 @@ export interface LogStore {
   /** The logs of seqs [first, last] (no upper end: undefined) that the filter's SQL part admits, strictly before `before`, newest first, at most `limit`. */
   inSeqRange(projectId: string, filter: LogFilter, before: repo.Position | undefined, first: number, last: number | undefined, limit: number): Promise<repo.LogRowStored[]>;
 
+  // Packs (packs/): blocks stored compressed once older than COMPACT_AFTER.
+  /** Blocks summarised at or before `builtBefore` and not packed yet, oldest summaries first. */
+  blocksToPack(builtBefore: number, limit: number): Promise<{ projectId: string; firstSeq: number; lastSeq: number }[]>;
+  /**
+   * Packs the block [first, last]: its rows read, packed off the event loop, then in one
+   * transaction the pack written and the rows deleted. 'skipped' when the block changed or went
+   * meanwhile (it is tried again later), 'busy' when another node is packing.
+   */
+  packBlock(projectId: string, first: number, last: number): Promise<PackOutcome>;
+
   // Nodes.
   /** Hears other nodes' commits (none where one node owns the database). */
   listen(handlers: CommitHandlers): { ready: Promise<void>; close(): Promise<void> };
@@ -125,7 +139,19 @@ export interface DeleteCounts {
   retention: StepCounts;
 }
 
-type SharedQueries = 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
+export type PackOutcome = 'packed' | 'skipped' | 'busy';
+
+/** A block's pack, ready to be saved in place of its rows. */
+export interface PackToSave {
+  projectId: string;
+  firstSeq: number;
+  lastSeq: number;
+  /** How many rows were packed: the save checks that the block still has exactly these. */
+  logs: number;
+  data: Uint8Array;
+}
+
+type SharedQueries = 'blocksToPack' | 'packBlock' | 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
 
 /** An engine's own part of a store; withSharedQueries adds the rest. */
 export type EngineStore = Omit<LogStore, SharedQueries> & {
@@ -133,26 +159,41 @@ export type EngineStore = Omit<LogStore, SharedQueries> & {
   readonly reads: Executor;
   /** The engine's statements of the shared queries. */
   readonly sql: LogSql;
+  /** Saves a pack in place of its block's rows, in one transaction (see LogStore.packBlock). */
+  savePack(pack: PackToSave): Promise<PackOutcome>;
+  /** Packs blocks off the event loop; closed with the store. */
+  readonly packer: Packer;
 };
 
 /** Completes an engine's store with the queries both engines share, run with its statements. */
 export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
-  const { reads, sql, ...own } = engine;
+  const { reads, sql, savePack, packer, ...own } = engine;
   return {
     ...own,
-    page: (projectId, filter, before, limit) => repo.findPage(reads, projectId, filter, before, limit, sql),
-    pageKeys: (projectId, filter, before, limit) => repo.findPageKeys(reads, projectId, filter, before, limit, sql),
-    rowsAt: (projectId, keys) => repo.findRowsAt(reads, projectId, keys, sql),
+    async close() {
+      await own.close();
+      await packer.close();
+    },
+    blocksToPack: async (builtBefore, limit) => (await blocksToPack(db, builtBefore, limit).execute()).map((r) => ({ projectId: r.project_id, firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq) })),
+    async packBlock(projectId, first, last) {
+      const logs = await blockRows(db, projectId, first, last);
+      const data = await packer.pack(logs);
+      return savePack({ projectId, firstSeq: first, lastSeq: last, logs: logs.length, data });
+    },
+    page: async (projectId, filter, before, limit) => mergePage(reads, projectId, filter, before, limit, await repo.findPage(reads, projectId, filter, before, limit, sql), (row) => row),
+    pageKeys: async (projectId, filter, before, limit) => mergePage(reads, projectId, filter, before, limit, await repo.findPageKeys(reads, projectId, filter, before, limit, sql), keyOf),
+    rowsAt: async (projectId, keys) => mergeRowsAt(reads, projectId, keys, await repo.findRowsAt(reads, projectId, keys, sql)),
     countByBucket: (projectId, filter, intervalMs) => repo.countByBucket(reads, projectId, filter, intervalMs, sql),
     countBySourceBucket: (projectId, filter, intervalMs, maxRows) => repo.countBySourceBucket(reads, projectId, filter, intervalMs, maxRows, sql),
-    since: (projectId, afterSeq, upToSeq, limit, minTs, maxBytes) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs, maxBytes),
+    since: (projectId, afterSeq, upToSeq, limit, minTs, maxBytes) =>
+      mergeSince(db, projectId, afterSeq, upToSeq, limit, minTs, maxBytes, (bytes) => repo.findSince(db, projectId, afterSeq, upToSeq, limit, minTs, bytes)),
     lastSeq: (projectId) => repo.lastSeq(db, projectId),
-    projectsWithLogsBefore: (plan, cutoff) => repo.projectsWithLogsBefore(db, plan, cutoff),
+    projectsWithLogsBefore: async (plan, cutoff) => [...new Set([...(await repo.projectsWithLogsBefore(db, plan, cutoff)), ...(await projectsWithPacksBefore(db, plan, cutoff))])],
     deleteBlocksBefore: (plan, cutoff) => deleteBlocksBefore(db, plan, cutoff),
     projectsBehind: (blockLogs, limit) => projectsBehind(db, blockLogs, limit),
     indexState: (projectId) => indexState(reads, projectId),
     blocksInRange: (projectId, from, to, items) => blocksInRange(reads, projectId, from, to, items, sql),
     slicesInBlocks: (projectId, firstSeqs, items) => slicesInBlocks(reads, projectId, firstSeqs, items, sql),
-    inSeqRange: (projectId, filter, before, first, last, limit) => repo.findInSeqRange(reads, projectId, filter, before, first, last, limit, sql),
+    inSeqRange: async (projectId, filter, before, first, last, limit) => mergeSeqRange(reads, projectId, filter, before, first, last, limit, await repo.findInSeqRange(reads, projectId, filter, before, first, last, limit, sql)),
   };
 }

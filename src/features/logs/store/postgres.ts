@@ -8,16 +8,30 @@ import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../../db/types.js';
 import { saveSummary, summarise } from './blocks/store.js';
-import { createPartitionMaintenance } from './partitions.js';
+import { createPartitionMaintenance, DAY_MS, partitionName } from './partitions.js';
+import { createPacker, type Packer } from './packs/packer.js';
+import { unpack } from './packs/codec.js';
+import { expire } from './packs/expire.js';
+import type { PackedLog } from './packs/format.js';
+import * as packStatements from './packs/statements.js';
 import { listenForCommits, PG_CHANNEL } from './pg-listener.js';
 import type { CommitResult, LogWriter } from './writer.js';
 import { minuteCounts, toColumns } from './batch.js';
-import { withSharedQueries, type DeleteCounts, type LogStore, type LogStoreDeps } from './index.js';
+import { withSharedQueries, type DeleteCounts, type LogStore, type LogStoreDeps, type PackOutcome } from './index.js';
 import { postgresSql } from './postgres-sql.js';
 import { countRemovedLogs, dropEmptyLogCounts, dropEmptySourceCounts, markIdempotencyDone } from './statements.js';
 
 /** Advisory lock key of the skip index's builder (any constant not used elsewhere). */
 const BUILDER_LOCK = 0x6c6f67_6978; // "logix"
+
+/** Advisory lock key of the compactor: one node packs at a time. */
+const PACKER_LOCK = 0x6c6f67_706b; // "logpk"
+/**
+ * Deleted rows become reusable space once VACUUM has been over them; autovacuum comes round when
+ * a fifth of a table is dead, which a day's partition being packed as it fills may not reach for
+ * hours. So the partitions that packs emptied are vacuumed at most this often.
+ */
+const VACUUM_EVERY_MS = 30_000;
 
 /** SQLSTATEs of transient failures: deadlock, serialization failure, lock not available, too many connections, admin shutdown. */
 const RETRYABLE_CODES = new Set(['40P01', '40001', '55P03', '53300', '57P01']);
@@ -50,13 +64,56 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
   const partitions = createPartitionMaintenance({ db, config: deps.config, now: deps.now, log: deps.log });
   /** Retention's batches that took logs, counted as they commit; a purge runs none (below). */
   const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
+  const packer = createPacker();
+  /** Days (partitions) that packing took rows from since the last vacuum. */
+  const emptied = new Set<number>();
+  let vacuumedAt = 0;
+  let vacuuming: Promise<void> | undefined;
+  function vacuumSoon(): void {
+    if (vacuuming || emptied.size === 0 || deps.now() - vacuumedAt < VACUUM_EVERY_MS) return;
+    vacuumedAt = deps.now();
+    const days = [...emptied];
+    emptied.clear();
+    vacuuming = (async () => {
+      for (const day of days) {
+        // Not in a transaction (VACUUM cannot be); a partition gone meanwhile (retention) is no error.
+        await sql`vacuum ${sql.id(partitionName(day))}`.execute(db).catch((err: unknown) => {
+          if (codeOf(err) !== '42P01') deps.log.warn({ err, day }, 'vacuum after packing failed; autovacuum will get there');
+        });
+      }
+    })().finally(() => {
+      vacuuming = undefined;
+    });
+  }
   return withSharedQueries(db, {
     writer,
     reads: readDb,
+    packer,
+    async savePack(p) {
+      const outcome = await db.transaction().execute(async (tx): Promise<{ outcome: PackOutcome; minTs?: number; maxTs?: number }> => {
+        const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${PACKER_LOCK}) as ok`.execute(tx);
+        if (!rows[0]?.ok) return { outcome: 'busy' };
+        // The block's row locked: a project's deletion (which deletes it) waits for this, or this for it.
+        const block = await packStatements.unpackedBlock(tx, p.projectId, p.firstSeq).select(['min_ts', 'max_ts']).forUpdate().executeTakeFirst();
+        if (!block) return { outcome: 'skipped' };
+        const count = await packStatements.countBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq).executeTakeFirstOrThrow();
+        if (Number(count.n) !== p.logs) return { outcome: 'skipped' };
+        await packStatements.insertPack(tx, p.projectId, p.firstSeq, Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength)).execute();
+        await packStatements.markPacked(tx, p.projectId, p.firstSeq, p.data.byteLength, p.logs).execute();
+        await packStatements.deleteBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq).execute();
+        await packStatements.deleteSliceFilters(tx, p.projectId, p.firstSeq).execute();
+        return { outcome: 'packed', minTs: Number(block.min_ts), maxTs: Number(block.max_ts) };
+      });
+      if (outcome.outcome === 'packed') {
+        for (let day = Math.floor(outcome.minTs! / DAY_MS); day <= Math.floor(outcome.maxTs! / DAY_MS); day++) emptied.add(day);
+        vacuumSoon();
+      }
+      return outcome.outcome;
+    },
     sql: postgresSql,
     expireWhole: () => partitions.expire(),
     async deleteOlderThan(projectId, cutoff, batch) {
-      const n = await db.transaction().execute((tx) => deleteOlderThan(tx, projectId, cutoff, batch));
+      const n = await db.transaction().execute((tx) => deleteOlderThan(tx, projectId, cutoff, batch, packer));
       if (n > 0) {
         const counts = deleted.retention;
         counts.steps++;
@@ -85,7 +142,10 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       return typeof code === 'string' && RETRYABLE_CODES.has(code);
     },
     isUnavailable: postgresUnavailable,
-    close: () => writer.close(),
+    async close() {
+      await vacuuming;
+      await writer.close();
+    },
   });
 }
 
@@ -143,14 +203,39 @@ export function createPostgresWriter(db: Db): LogWriter {
 }
 
 /**
+ * Retention over the project's first pack that holds logs older than `cutoff`: those logs go, the
+ * pack is rewritten with the rest (or goes, with its block, when none is left), in the caller's
+ * transaction. The logs that went.
+ */
+async function expirePack(db: Executor, projectId: string, cutoff: number, packer: Packer): Promise<PackedLog[]> {
+  // The block's row locked: the compactor and a project's deletion wait for this step, or it for them.
+  const block = await packStatements.oldestPackBefore(db, projectId, cutoff).forUpdate().executeTakeFirst();
+  if (!block) return [];
+  const first = Number(block.first_seq);
+  const row = await packStatements.packData(db, projectId, first).executeTakeFirst();
+  const { gone, kept, minTs, maxTs } = expire(row ? unpack(row.data) : [], cutoff);
+  if (kept.length === 0) {
+    await packStatements.deletePack(db, projectId, first).execute();
+    await packStatements.deleteBlockBlooms(db, projectId, first).execute();
+    await packStatements.deleteBlock(db, projectId, first).execute();
+  } else {
+    const rewritten = Buffer.from(await packer.pack(kept));
+    await packStatements.updatePack(db, projectId, first, rewritten).execute();
+    await packStatements.updatePackedBlock(db, projectId, first, rewritten.byteLength, kept.length, minTs, maxTs).execute();
+  }
+  return gone;
+}
+
+/**
  * Retention's batch: up to `batch` logs of one project older than `cutoff`, with the project's
  * logCount and both rollups lowered by as many, in the caller's transaction. Returns how many went.
  * (SQLite's runs on its writer's thread: sqlite-writer.worker.ts deleteStep.)
  */
-async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number): Promise<number> {
+async function deleteOlderThan(db: Executor, projectId: string, cutoff: number, batch: number, packer: Packer): Promise<number> {
   const victims = db.selectFrom('logs').select('seq').where('project_id', '=', projectId).where('ts', '<', cutoff).limit(batch);
   // The ts bound repeats the victims' own: it keeps the delete to the partitions that can hold them.
-  const deleted = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level', 'source']).execute();
+  let deleted: { ts: number; level: number; source: string | null }[] = await db.deleteFrom('logs').where('project_id', '=', projectId).where('ts', '<', cutoff).where('seq', 'in', victims).returning(['ts', 'level', 'source']).execute();
+  if (deleted.length === 0) deleted = await expirePack(db, projectId, cutoff, packer);
   const n = deleted.length;
   if (n === 0) return 0;
   await countRemovedLogs(db, projectId, n).execute();

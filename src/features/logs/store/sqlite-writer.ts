@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from './writer.js';
 import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
-import type { DeleteCounts } from './index.js';
+import type { DeleteCounts, PackOutcome, PackToSave } from './index.js';
 import type { BlockRowValues, BloomRowValues } from './blocks/rows.js';
 
 /** The SQLite writer also writes alert counters (see LogStore.addAlertCounts), the skip index's summaries, and deletes logs in steps (retention, a project's purge). */
@@ -20,6 +20,8 @@ export interface SqliteLogWriter extends LogWriter {
   deleteStep(projectId: string, batch: number, before: number | null): Promise<number>;
   /** The steps that took logs so far, as the thread counted them (LogStore.deleteCounts). */
   deleteCounts(): Promise<DeleteCounts>;
+  /** Saves a block's pack in place of its rows, in one transaction (the worker's savePack). */
+  savePack(pack: PackToSave): Promise<PackOutcome>;
 }
 
 /**
@@ -103,6 +105,9 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
     },
     deleteCounts() {
       return call<DeleteCounts>({ deleteCounts: true });
+    },
+    savePack(pack) {
+      return call<PackOutcome>({ pack });
     },
     async close() {
       closed = true;

@@ -13,7 +13,11 @@ import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryComp
 import { SQLITE_PRAGMAS } from '../../../db/sqlite-pragmas.js';
 import type { DatabaseSchema } from '../../../db/types.js';
 import type { AlertCount, AlertCountRow, CommitResult } from './writer.js';
-import type { DeleteCounts } from './index.js';
+import type { DeleteCounts, PackOutcome, PackToSave } from './index.js';
+import * as packStatements from './packs/statements.js';
+import { packSync, unpack } from './packs/codec.js';
+import { expire } from './packs/expire.js';
+import type { PackedLog } from './packs/format.js';
 import { minuteCounts, type Columns } from './batch.js';
 import * as statements from './statements.js';
 import { LOG_COLUMNS } from './statements.js';
@@ -25,6 +29,7 @@ export type WriterMessage =
   | { id: number; block: BlockRowValues; blooms: BloomRowValues[] }
   | { id: number; deleteFrom: string; batch: number; before: number | null }
   | { id: number; deleteCounts: true }
+  | { id: number; pack: PackToSave }
   | { close: true };
 
 const db = new Sqlite((workerData as { file: string }).file);
@@ -152,12 +157,15 @@ const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, re
  */
 const deleteStep = db.transaction((projectId: string, batch: number, before: number | null): number => {
   const read = prepare(statements.oldestLogs(compiler, projectId, batch, before));
-  const victims = read.statement.all(read.params) as { seq: number; ts: number; level: number; source: string | null }[];
+  let victims = read.statement.all(read.params) as { seq: number; ts: number; level: number; source: string | null }[];
+  if (victims.length === 0 && before !== null) victims = expirePack(projectId, before);
+  else if (victims.length > 0) {
+    // Every log up to the last seq read is one of them unless only the older ones were asked for.
+    if (before === null) run(statements.deleteLogsThrough(compiler, projectId, victims[victims.length - 1]!.seq));
+    else for (let i = 0; i < victims.length; i += SEQS_PER_DELETE) run(statements.deleteLogSeqs(compiler, projectId, victims.slice(i, i + SEQS_PER_DELETE).map((v) => v.seq)));
+  }
   const n = victims.length;
   if (n === 0) return before === null ? forgetBlocks(projectId) : 0;
-  // Every log up to the last seq read is one of them unless only the older ones were asked for.
-  if (before === null) run(statements.deleteLogsThrough(compiler, projectId, victims[n - 1]!.seq));
-  else for (let i = 0; i < n; i += SEQS_PER_DELETE) run(statements.deleteLogSeqs(compiler, projectId, victims.slice(i, i + SEQS_PER_DELETE).map((v) => v.seq)));
   run(statements.countRemovedLogs(compiler, projectId, n));
   const { levels, sources } = minuteCounts(
     victims.map((v) => v.ts),
@@ -182,15 +190,57 @@ const deleteStep = db.transaction((projectId: string, batch: number, before: num
   return n;
 });
 
+/**
+ * Retention over the project's first pack that holds logs older than `before`: those logs go, the
+ * pack is rewritten with the rest (or goes, with its block, when none is left). The logs that went.
+ */
+function expirePack(projectId: string, before: number): PackedLog[] {
+  const found = prepare(packStatements.oldestPackBefore(compiler, projectId, before));
+  const block = found.statement.get(found.params) as { first_seq: number } | undefined;
+  if (!block) return [];
+  const first = Number(block.first_seq);
+  const data = prepare(packStatements.packData(compiler, projectId, first));
+  const row = data.statement.get(data.params) as { data: Uint8Array } | undefined;
+  const { gone, kept, minTs, maxTs } = expire(row ? unpack(row.data) : [], before);
+  if (kept.length === 0) {
+    run(packStatements.deletePack(compiler, projectId, first));
+    run(packStatements.deleteBlockBlooms(compiler, projectId, first));
+    run(packStatements.deleteBlock(compiler, projectId, first));
+  } else {
+    const rewritten = packSync(kept);
+    run(packStatements.updatePack(compiler, projectId, first, rewritten));
+    run(packStatements.updatePackedBlock(compiler, projectId, first, rewritten.byteLength, kept.length, minTs, maxTs));
+  }
+  return gone;
+}
+
 function forgetBlocks(projectId: string): number {
   const blocks = prepare(statements.purgeBlocks(compiler, projectId, PURGE_BLOCKS));
   const firsts = blocks.statement.all(blocks.params) as { first_seq: number }[];
   if (firsts.length === 0) return 0;
   const last = firsts[firsts.length - 1]!.first_seq;
+  run(packStatements.deletePacksThrough(compiler, projectId, last));
   run(statements.deleteBlockBloomsThrough(compiler, projectId, last));
   run(statements.deleteBlocksThrough(compiler, projectId, last));
   return firsts.length;
 }
+
+/**
+ * A block's pack in place of its rows, in one transaction: written only if the block is still
+ * summarised and unpacked and holds exactly the rows that were packed (retention or a purge may
+ * have taken some since they were read: the block is then packed again later, from what is left).
+ */
+const savePack = db.transaction((p: PackToSave): PackOutcome => {
+  const block = prepare(packStatements.unpackedBlock(compiler, p.projectId, p.firstSeq));
+  if (block.statement.get(block.params) === undefined) return 'skipped';
+  const count = prepare(packStatements.countBlockRows(compiler, p.projectId, p.firstSeq, p.lastSeq));
+  if (Number((count.statement.get(count.params) as { n: number }).n) !== p.logs) return 'skipped';
+  run(packStatements.insertPack(compiler, p.projectId, p.firstSeq, Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength)));
+  run(packStatements.markPacked(compiler, p.projectId, p.firstSeq, p.data.byteLength, p.logs));
+  run(packStatements.deleteBlockRows(compiler, p.projectId, p.firstSeq, p.lastSeq));
+  run(packStatements.deleteSliceFilters(compiler, p.projectId, p.firstSeq));
+  return 'packed';
+});
 
 const port = parentPort!;
 port.on('message', (msg: WriterMessage) => {
@@ -202,6 +252,7 @@ port.on('message', (msg: WriterMessage) => {
   try {
     if ('counts' in msg) port.postMessage({ id: msg.id, results: countAlerts.immediate(msg.counts, msg.ruleIds, msg.from) });
     else if ('block' in msg) port.postMessage({ id: msg.id, results: saveSummary.immediate(msg.block, msg.blooms) });
+    else if ('pack' in msg) port.postMessage({ id: msg.id, results: savePack.immediate(msg.pack) });
     else if ('deleteCounts' in msg) port.postMessage({ id: msg.id, results: deleted });
     else if ('deleteFrom' in msg) port.postMessage({ id: msg.id, results: deleteStep.immediate(msg.deleteFrom, msg.batch, msg.before) });
     else port.postMessage({ id: msg.id, results: commit.immediate(msg.batches) });

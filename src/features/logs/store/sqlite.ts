@@ -7,6 +7,7 @@ import { summaryRows } from './blocks/rows.js';
 import { summarise } from './blocks/store.js';
 import { withSharedQueries, type LogStore, type LogStoreDeps } from './index.js';
 import { createSqliteWriter } from './sqlite-writer.js';
+import { createPacker } from './packs/packer.js';
 import { sqliteSql } from './sqlite-sql.js';
 
 /** Logs a project deletion takes away per step before its last transaction. */
@@ -59,5 +60,8 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     isRetryable: () => false,
     isUnavailable: sqliteUnavailable,
     close: () => writer.close(),
+    // Packs are saved by the writer's thread, like summaries: the rows' deletion is a write.
+    savePack: (pack) => writer.savePack(pack),
+    packer: createPacker(),
   });
 }

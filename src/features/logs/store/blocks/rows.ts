@@ -76,7 +76,7 @@ export type BloomRowValues = Omit<LogBlockBloomsTable, 'bits'> & { bits: Uint8Ar
 /** A summary's rows: the block's, and its filter's parts, slices and common filter. */
 export function summaryRows(projectId: string, s: Summary, builtAt: number): { block: BlockRowValues; blooms: BloomRowValues[] } {
   const grams = s.bloom && s.grams;
-  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt };
+  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt, packed: 0 };
   const blooms: BloomRowValues[] = [];
   if (!s.bloom) return { block, blooms };
   const parts = (bloom: Bloom, first: number, partBuckets: number) => {

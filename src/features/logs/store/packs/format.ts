@@ -1,0 +1,504 @@
+/**
+ * A pack: one block of a project's logs (the skip index's block, seqs first..last) stored as one
+ * compressed unit once it is older than COMPACT_AFTER. Column by column, so that like lies next to
+ * like for the codec: seqs and times as varint deltas, levels as bytes, sources as a small
+ * dictionary, messages and metadata as their lengths then their texts. Metadata objects are split
+ * further by path (see `MetadataColumns`): every value of `req.url` lies next to the other urls,
+ * which is most of what a columnar layout wins over compressing the rows as they are.
+ *
+ * Layout: byte FORMAT, byte codec (codec.ts), varint length of the raw body, then the body as the
+ * codec left it. This module is pure (no database, no codec): the caller compresses `encodeBody`'s
+ * bytes and decompresses before `decodeBody`.
+ */
+
+/** A log as a pack holds it (project_id is the pack's). */
+export interface PackedLog {
+  seq: number;
+  ts: number;
+  received_at: number;
+  level: number;
+  source: string | null;
+  message: string;
+  metadata: string | null;
+}
+
+export const FORMAT = 1;
+
+/** A growable byte buffer with varint and string writers. */
+class Writer {
+  bytes = new Uint8Array(1024);
+  length = 0;
+
+  private room(n: number): void {
+    if (this.length + n <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.bytes.subarray(0, this.length));
+    this.bytes = next;
+  }
+
+  byte(b: number): void {
+    this.room(1);
+    this.bytes[this.length++] = b;
+  }
+
+  /** An unsigned integer up to 2^53, 7 bits a byte. */
+  uint(n: number): void {
+    this.room(8);
+    while (n >= 0x80) {
+      this.bytes[this.length++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.bytes[this.length++] = n;
+  }
+
+  /** A signed integer, zigzag-encoded. */
+  int(n: number): void {
+    this.uint(n < 0 ? -2 * n - 1 : 2 * n);
+  }
+
+  raw(b: Uint8Array): void {
+    this.room(b.length);
+    this.bytes.set(b, this.length);
+    this.length += b.length;
+  }
+
+  done(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+}
+
+class Reader {
+  at = 0;
+  constructor(readonly bytes: Uint8Array) {}
+
+  byte(): number {
+    if (this.at >= this.bytes.length) throw new Error('pack: truncated');
+    return this.bytes[this.at++]!;
+  }
+
+  uint(): number {
+    let n = 0;
+    let scale = 1;
+    for (;;) {
+      const b = this.byte();
+      n += (b & 0x7f) * scale;
+      if (b < 0x80) return n;
+      scale *= 0x80;
+      if (scale > 2 ** 56) throw new Error('pack: bad varint');
+    }
+  }
+
+  int(): number {
+    const z = this.uint();
+    return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+  }
+
+  take(n: number): Uint8Array {
+    if (this.at + n > this.bytes.length) throw new Error('pack: truncated');
+    const out = this.bytes.subarray(this.at, this.at + n);
+    this.at += n;
+    return out;
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Texts as a column: every length (in UTF-16 units, +1 when `nullable` so that 0 is null), then
+ * all the texts as one UTF-8 run, encoded and decoded in one call each. Texts here come from the
+ * database or from JSON.stringify, so they hold no lone surrogate, which UTF-8 could not carry.
+ */
+function writeTexts(out: Writer, texts: readonly (string | null)[], nullable: boolean): void {
+  for (const t of texts) out.uint(t === null ? 0 : t.length + (nullable ? 1 : 0));
+  const run = encoder.encode(texts.join(''));
+  out.uint(run.length);
+  out.raw(run);
+}
+
+function readTexts(input: Reader, n: number, nullable: boolean): (string | null)[] {
+  const lengths: number[] = [];
+  for (let i = 0; i < n; i++) lengths.push(input.uint());
+  const run = decoder.decode(input.take(input.uint()));
+  const out: (string | null)[] = [];
+  let at = 0;
+  for (const len of lengths) {
+    if (nullable && len === 0) {
+      out.push(null);
+      continue;
+    }
+    const size = nullable ? len - 1 : len;
+    if (at + size > run.length) throw new Error('pack: text column short');
+    out.push(run.slice(at, at + size));
+    at += size;
+  }
+  return out;
+}
+
+/**
+ * Metadata by path. Each log's metadata text is parsed; when writing the parsed value back gives
+ * the very same text (so it is what the service stored: normalise.ts writes JSON.stringify's
+ * output), the object is taken apart: its shape (its keys and kinds, in order: a text kept once in
+ * the shapes dictionary) and its leaves (strings and numbers, as their JSON texts), each appended
+ * to its path's column. Otherwise (and for anything but an object) the text is kept whole in the
+ * `whole` column. Reading writes each object's JSON text back from its shape and the next value of
+ * each of its paths' columns, without making the object.
+ *
+ * A shape is a sequence of tokens: `o<n>\0` an object of n keys, each key as its JSON text and
+ * `\0` then its value; `a<n>\0` an array; `l` a leaf; `t`, `f`, `z` true, false, null.
+ */
+const OBJ = 0x6f; // 'o'
+const ARR = 0x61; // 'a'
+const LEAF = 0x6c; // 'l'
+const TRUE = 0x74; // 't'
+const FALSE = 0x66; // 'f'
+const NULL = 0x7a; // 'z'
+
+/**
+ * Takes a JSON text without whitespace apart into its shape and its leaves, copying keys and leaves
+ * verbatim (so writing them back in the shape's order gives the same text, whatever escapes it
+ * used); false when the text is anything else (whitespace, not JSON), which is then kept whole.
+ * One pass over the characters: no parse, no object.
+ */
+function scan(text: string, shape: string[], leaves: string[]): boolean {
+  let at = 0;
+  const n = text.length;
+  /** The end (exclusive) of the string starting at `from` (a quote), or -1. */
+  const stringEnd = (from: number): number => {
+    let i = from + 1;
+    for (;;) {
+      const q = text.indexOf('"', i);
+      if (q < 0) return -1;
+      let slashes = 0;
+      for (let j = q - 1; j > from && text.charCodeAt(j) === 0x5c; j--) slashes++;
+      if (slashes % 2 === 0) return q + 1;
+      i = q + 1;
+    }
+  };
+  const value = (depth: number): boolean => {
+    if (depth > 256 || at >= n) return false;
+    const c = text.charCodeAt(at);
+    if (c === 0x7b) {
+      // {
+      at++;
+      const countAt = shape.length;
+      shape.push('o', '', '\u0000');
+      let keys = 0;
+      if (text.charCodeAt(at) === 0x7d) {
+        at++;
+      } else {
+        for (;;) {
+          if (text.charCodeAt(at) !== 0x22) return false;
+          const end = stringEnd(at);
+          if (end < 0 || text.charCodeAt(end) !== 0x3a) return false;
+          const key = text.slice(at, end);
+          // The shape separates with U+0000: a key holding one raw (never in JSON.stringify's output) is kept whole.
+          if (key.includes('\u0000')) return false;
+          shape.push(key, '\u0000');
+          at = end + 1;
+          keys++;
+          if (!value(depth + 1)) return false;
+          const next = text.charCodeAt(at++);
+          if (next === 0x7d) break;
+          if (next !== 0x2c) return false;
+        }
+      }
+      shape[countAt + 1] = String(keys);
+      return true;
+    }
+    if (c === 0x5b) {
+      // [
+      at++;
+      const countAt = shape.length;
+      shape.push('a', '', '\u0000');
+      let items = 0;
+      if (text.charCodeAt(at) === 0x5d) {
+        at++;
+      } else {
+        for (;;) {
+          items++;
+          if (!value(depth + 1)) return false;
+          const next = text.charCodeAt(at++);
+          if (next === 0x5d) break;
+          if (next !== 0x2c) return false;
+        }
+      }
+      shape[countAt + 1] = String(items);
+      return true;
+    }
+    if (c === 0x22) {
+      const end = stringEnd(at);
+      if (end < 0) return false;
+      shape.push('l');
+      leaves.push(text.slice(at, end));
+      at = end;
+      return true;
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const from = at;
+      while (at < n) {
+        const d = text.charCodeAt(at);
+        if ((d >= 0x30 && d <= 0x39) || d === 0x2d || d === 0x2b || d === 0x2e || d === 0x65 || d === 0x45) at++;
+        else break;
+      }
+      shape.push('l');
+      leaves.push(text.slice(from, at));
+      return true;
+    }
+    for (const [word, token] of WORDS) {
+      if (text.startsWith(word, at)) {
+        at += word.length;
+        shape.push(token);
+        return true;
+      }
+    }
+    return false;
+  };
+  return value(0) && at === n;
+}
+const WORDS: [string, string][] = [
+  ['true', 't'],
+  ['false', 'f'],
+  ['null', 'z'],
+];
+
+/**
+ * A shape read back as a template: literal JSON text, and for each leaf its path (numbers in
+ * `leaves` order, the index into `paths`). `paths[i]` names leaf i's place in the document.
+ */
+function templateOf(shape: string): { parts: (string | number)[]; paths: string[] } {
+  const parts: (string | number)[] = [];
+  const paths: string[] = [];
+  let at = 0;
+  let literal = '';
+  const until0 = () => {
+    const end = shape.indexOf('\u0000', at);
+    if (end < 0) throw new Error('pack: bad metadata shape');
+    const text = shape.slice(at, end);
+    at = end + 1;
+    return text;
+  };
+  const count = () => {
+    const n = Number(until0());
+    if (!Number.isSafeInteger(n) || n < 0 || n > shape.length) throw new Error('pack: bad metadata shape');
+    return n;
+  };
+  const value = (path: string): void => {
+    const kind = shape.charCodeAt(at++);
+    if (kind === OBJ) {
+      const n = count();
+      literal += '{';
+      for (let i = 0; i < n; i++) {
+        const key = until0();
+        literal += (i === 0 ? '' : ',') + key + ':';
+        value(`${path}\u0002${key}`);
+      }
+      literal += '}';
+    } else if (kind === ARR) {
+      const n = count();
+      literal += '[';
+      for (let i = 0; i < n; i++) {
+        if (i > 0) literal += ',';
+        value(`${path}\u0001${i}`);
+      }
+      literal += ']';
+    } else if (kind === LEAF) {
+      parts.push(literal);
+      literal = '';
+      parts.push(paths.length);
+      paths.push(path);
+    } else if (kind === TRUE) literal += 'true';
+    else if (kind === FALSE) literal += 'false';
+    else if (kind === NULL) literal += 'null';
+    else throw new Error('pack: bad metadata kind');
+  };
+  value('');
+  if (at !== shape.length) throw new Error('pack: bad metadata shape');
+  parts.push(literal);
+  return { parts, paths };
+}
+
+/** Columns of leaves by path, as a pack's logs give them. */
+class MetadataColumns {
+  private readonly shapes = new Map<string, { id: number; columns: number[] }>();
+  private readonly shapeOf: number[] = [];
+  private readonly paths = new Map<string, number>();
+  private readonly columns: string[][] = [];
+  private readonly whole: string[] = [];
+
+  add(text: string | null): void {
+    if (text === null) {
+      this.shapeOf.push(0);
+      return;
+    }
+    const shapeParts: string[] = [];
+    const leaves: string[] = [];
+    if (text.charCodeAt(0) !== 0x7b || !scan(text, shapeParts, leaves)) {
+      this.shapeOf.push(1);
+      this.whole.push(text);
+      return;
+    }
+    const key = shapeParts.join('');
+    let shape = this.shapes.get(key);
+    if (!shape) {
+      const columns = templateOf(key).paths.map((path) => {
+        let column = this.paths.get(path);
+        if (column === undefined) {
+          column = this.columns.length;
+          this.paths.set(path, column);
+          this.columns.push([]);
+        }
+        return column;
+      });
+      shape = { id: this.shapes.size + 2, columns };
+      this.shapes.set(key, shape);
+    }
+    this.shapeOf.push(shape.id);
+    for (let i = 0; i < leaves.length; i++) this.columns[shape.columns[i]!]!.push(leaves[i]!);
+  }
+
+  write(out: Writer): void {
+    out.uint(this.shapes.size);
+    writeTexts(out, [...this.shapes.keys()], false);
+    for (const id of this.shapeOf) out.uint(id);
+    out.uint(this.whole.length);
+    writeTexts(out, this.whole, false);
+    // The columns in the order their paths were first met; a reader finds the same order from the
+    // shapes, in their order, so the paths themselves need not be written.
+    for (const column of this.columns) {
+      out.uint(column.length);
+      writeTexts(out, column, false);
+    }
+  }
+}
+
+/** Reads MetadataColumns back, one log's metadata text at a time, in order. */
+class MetadataReader {
+  private readonly templates: { parts: (string | number)[]; columns: number[] }[] = [];
+  private readonly shapeOf: number[] = [];
+  private readonly whole: string[];
+  private wholeAt = 0;
+  private readonly columns: { values: string[]; at: number }[] = [];
+  private log = 0;
+
+  constructor(input: Reader, n: number) {
+    const shapes = readTexts(input, input.uint(), false) as string[];
+    const paths = new Map<string, number>();
+    for (const shape of shapes) {
+      const t = templateOf(shape);
+      const columns = t.paths.map((path) => {
+        let column = paths.get(path);
+        if (column === undefined) paths.set(path, (column = paths.size));
+        return column;
+      });
+      this.templates.push({ parts: t.parts, columns });
+    }
+    for (let i = 0; i < n; i++) this.shapeOf.push(input.uint());
+    this.whole = readTexts(input, input.uint(), false) as string[];
+    for (let i = 0; i < paths.size; i++) this.columns.push({ values: readTexts(input, input.uint(), false) as string[], at: 0 });
+  }
+
+  next(): string | null {
+    const id = this.shapeOf[this.log++];
+    if (id === 0) return null;
+    if (id === 1) {
+      if (this.wholeAt >= this.whole.length) throw new Error('pack: metadata column short');
+      return this.whole[this.wholeAt++]!;
+    }
+    const template = this.templates[id! - 2];
+    if (template === undefined) throw new Error('pack: unknown metadata shape');
+    let text = '';
+    for (const part of template.parts) {
+      if (typeof part === 'string') text += part;
+      else {
+        const column = this.columns[template.columns[part]!]!;
+        if (column.at >= column.values.length) throw new Error('pack: metadata column short');
+        text += column.values[column.at++]!;
+      }
+    }
+    return text;
+  }
+}
+
+/** Encodes logs (any order; kept as given) as a pack's body, before compression. */
+export function encodeBody(logs: readonly PackedLog[]): Uint8Array {
+  const out = new Writer();
+  const n = logs.length;
+  out.uint(n);
+  let prev = 0;
+  for (const l of logs) {
+    out.int(l.seq - prev);
+    prev = l.seq;
+  }
+  prev = 0;
+  for (const l of logs) {
+    out.int(l.ts - prev);
+    prev = l.ts;
+  }
+  // Received times lie close to the log's own time far more often than to each other's.
+  for (const l of logs) out.int(l.received_at - l.ts);
+  for (const l of logs) out.byte(l.level);
+  const sources = new Map<string, number>();
+  for (const l of logs) if (l.source !== null && !sources.has(l.source)) sources.set(l.source, sources.size + 1);
+  out.uint(sources.size);
+  writeTexts(out, [...sources.keys()], false);
+  for (const l of logs) out.uint(l.source === null ? 0 : sources.get(l.source)!);
+  writeTexts(
+    out,
+    logs.map((l) => l.message),
+    false,
+  );
+  const metadata = new MetadataColumns();
+  for (const l of logs) metadata.add(l.metadata);
+  metadata.write(out);
+  return out.done();
+}
+
+/** The logs of a pack's body, in the order they were encoded. */
+export function decodeBody(body: Uint8Array): PackedLog[] {
+  const input = new Reader(body);
+  const n = input.uint();
+  if (n > body.length) throw new Error('pack: bad count');
+  const seqs: number[] = [];
+  let prev = 0;
+  for (let i = 0; i < n; i++) seqs.push((prev += input.int()));
+  const tss: number[] = [];
+  prev = 0;
+  for (let i = 0; i < n; i++) tss.push((prev += input.int()));
+  const received: number[] = [];
+  for (let i = 0; i < n; i++) received.push(tss[i]! + input.int());
+  const levels = input.take(n);
+  const sourceNames = readTexts(input, input.uint(), false) as string[];
+  const sourceOf: (string | null)[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = input.uint();
+    sourceOf.push(id === 0 ? null : (sourceNames[id - 1] ?? null));
+  }
+  const messages = readTexts(input, n, false) as string[];
+  const metadata = new MetadataReader(input, n);
+  const out: PackedLog[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ seq: seqs[i]!, ts: tss[i]!, received_at: received[i]!, level: levels[i]!, source: sourceOf[i]!, message: messages[i]!, metadata: metadata.next() });
+  }
+  return out;
+}
+
+/** A pack's header, before the compressed body. */
+export function header(codec: number, rawLength: number): Uint8Array {
+  const out = new Writer();
+  out.byte(FORMAT);
+  out.byte(codec);
+  out.uint(rawLength);
+  return out.done();
+}
+
+export function readHeader(pack: Uint8Array): { format: number; codec: number; rawLength: number; bodyAt: number } {
+  const input = new Reader(pack);
+  const format = input.byte();
+  if (format !== FORMAT) throw new Error(`pack: unknown format ${format}`);
+  const codec = input.byte();
+  const rawLength = input.uint();
+  return { format, codec, rawLength, bodyAt: input.at };
+}

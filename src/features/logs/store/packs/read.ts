@@ -1,0 +1,177 @@
+/**
+ * Reading packs: which packed blocks a read must look into, their logs (decoded once, kept in a
+ * small cache by bytes, since a page and the next one, or a search's slices, read the same pack
+ * again), and the SQL part of a filter applied to a pack's logs in the app.
+ *
+ * How a read stays exact while blocks are being packed: a block's rows leave `logs` in the
+ * transaction that writes its pack, and a pack goes away only when its logs are deleted. So a read
+ * that reads the rows first and the pack list second sees every log at least once (a log packed in
+ * between is seen in both, and kept once, by seq), whatever commits in between. A count cannot
+ * tell its duplicates apart, so it reads the pack list before and after its rows and starts again
+ * if a block was packed in between (see `stablePacks`).
+ */
+import type { Executor, LogsTable } from '../../../../db/types.js';
+import type { LogFilter } from '../../filter.js';
+import { unpack } from './codec.js';
+import type { PackedLog } from './format.js';
+
+/** A packed block as the block list tells it. */
+export interface PackSpan {
+  firstSeq: number;
+  lastSeq: number;
+  minTs: number;
+  maxTs: number;
+  levelMask: number;
+  logs: number;
+  bytes: number;
+}
+
+/** The project's packed blocks that may hold logs of [from, to] (both optional), oldest seq first. */
+export async function packsInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined): Promise<PackSpan[]> {
+  let q = db
+    .selectFrom('log_blocks')
+    .select(['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'])
+    .where('project_id', '=', projectId)
+    .where('packed', '>', 0);
+  if (from !== undefined) q = q.where('max_ts', '>=', from);
+  if (to !== undefined) q = q.where('min_ts', '<=', to);
+  const rows = await q.orderBy('first_seq').execute();
+  return rows.map(spanOf);
+}
+
+/** The project's packed blocks holding seqs in [first, last] (last undefined: no upper end), oldest first, at most `limit`. */
+export async function packsInSeqs(db: Executor, projectId: string, first: number, last: number | undefined, limit?: number): Promise<PackSpan[]> {
+  let q = db
+    .selectFrom('log_blocks')
+    .select(['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'])
+    .where('project_id', '=', projectId)
+    .where('packed', '>', 0)
+    .where('last_seq', '>=', first);
+  if (last !== undefined) q = q.where('first_seq', '<=', last);
+  q = q.orderBy('first_seq');
+  if (limit !== undefined) q = q.limit(limit);
+  return (await q.execute()).map(spanOf);
+}
+
+function spanOf(r: { first_seq: number; last_seq: number; min_ts: number; max_ts: number; level_mask: number; logs: number; packed: number }): PackSpan {
+  return { firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), minTs: Number(r.min_ts), maxTs: Number(r.max_ts), levelMask: Number(r.level_mask), logs: Number(r.logs), bytes: Number(r.packed) };
+}
+
+/** Whether two reads of a pack list saw the same packs. */
+export function samePacks(a: readonly PackSpan[], b: readonly PackSpan[]): boolean {
+  return a.length === b.length && a.every((p, i) => p.firstSeq === b[i]!.firstSeq && p.lastSeq === b[i]!.lastSeq && p.logs === b[i]!.logs && p.bytes === b[i]!.bytes);
+}
+
+/**
+ * Runs `read` between two reads of the pack list until no block was packed (or changed) in
+ * between, so that what `read` counted in rows and what the packs hold do not overlap. Compaction
+ * packs a block of a project now and then, so a second round is rare and a third rarer still.
+ */
+export async function stablePacks<T>(list: () => Promise<PackSpan[]>, read: () => Promise<T>): Promise<{ packs: PackSpan[]; result: T }> {
+  let before = await list();
+  for (let round = 0; ; round++) {
+    const result = await read();
+    const after = await list();
+    if (samePacks(before, after) || round >= 20) return { packs: after, result };
+    before = after;
+  }
+}
+
+/** Rows read per statement while packing: a read is one synchronous call on SQLite. */
+const PACK_READ_LOGS = 512;
+
+/** The rows of the block [first, last] still in `logs`, in seq order, as a pack holds them. */
+export async function blockRows(db: Executor, projectId: string, first: number, last: number): Promise<PackedLog[]> {
+  const out: PackedLog[] = [];
+  let from = first;
+  while (from <= last) {
+    const rows = await db
+      .selectFrom('logs')
+      .select(['seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata'])
+      .where('project_id', '=', projectId)
+      .where('seq', '>=', from)
+      .where('seq', '<=', last)
+      .orderBy('seq')
+      .limit(PACK_READ_LOGS)
+      .execute();
+    for (const r of rows) out.push({ seq: Number(r.seq), ts: Number(r.ts), received_at: Number(r.received_at), level: Number(r.level), source: r.source, message: r.message, metadata: r.metadata });
+    if (rows.length < PACK_READ_LOGS) break;
+    from = out[out.length - 1]!.seq + 1;
+  }
+  return out;
+}
+
+/** Decoded packs, most recently used last, bounded by their logs' text bytes. */
+const CACHE_BYTES = 64 * 1024 * 1024;
+const cache = new Map<string, { rows: LogsTable[]; bytes: number }>();
+let cachedBytes = 0;
+
+/** A pack's logs as stored rows, in seq order; empty when the pack is gone (its logs deleted since). */
+export async function packRows(db: Executor, projectId: string, span: PackSpan): Promise<LogsTable[]> {
+  // The key names the pack's content: a pack rewritten by retention has other logs or bytes.
+  const key = `${projectId}\u0000${span.firstSeq}\u0000${span.logs}\u0000${span.bytes}`;
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit.rows;
+  }
+  const row = await db.selectFrom('log_packs').select('data').where('project_id', '=', projectId).where('first_seq', '=', span.firstSeq).executeTakeFirst();
+  if (!row) return [];
+  const rows = unpack(row.data).map((l) => ({ project_id: projectId, ...l }) as LogsTable);
+  rows.sort((a, b) => a.seq - b.seq);
+  let bytes = 0;
+  for (const r of rows) bytes += r.message.length + (r.metadata?.length ?? 0) + 100;
+  cache.set(key, { rows, bytes });
+  cachedBytes += bytes;
+  for (const [k, v] of cache) {
+    if (cachedBytes <= CACHE_BYTES || k === key) break;
+    cache.delete(k);
+    cachedBytes -= v.bytes;
+  }
+  return rows;
+}
+
+/** Forgets the project's decoded packs (its logs were deleted or rewritten). */
+export function forgetPacks(projectId: string): void {
+  for (const [k, v] of cache) {
+    if (k.startsWith(`${projectId}\u0000`)) {
+      cache.delete(k);
+      cachedBytes -= v.bytes;
+    }
+  }
+}
+
+/**
+ * The part of a filter SQL applies to rows (time, levels, source, `q`), applied to a pack's logs:
+ * what the row read would have returned. The rest (pattern, query) is decided in the app after,
+ * for rows of either form alike. `q` is given by the engine's statements (the same meaning as its
+ * SQL: see LogSql.messageMatches).
+ */
+export function sqlPartOf(filter: LogFilter, qMatches: (message: string, q: string) => boolean): (row: LogsTable) => boolean {
+  const { from, to, levels, source, q } = filter;
+  return (row) =>
+    (from === undefined || row.ts >= from) &&
+    (to === undefined || row.ts <= to) &&
+    (levels === undefined || levels.includes(row.level)) &&
+    (source === undefined || row.source === source) &&
+    (q === undefined || qMatches(row.message, q));
+}
+
+/** Whether the pack may hold logs of these levels. */
+export function packMayHoldLevels(span: PackSpan, levels: readonly number[] | undefined): boolean {
+  if (levels === undefined) return true;
+  return levels.some((l) => (span.levelMask & (1 << l)) !== 0);
+}
+
+/** The projects whose owner is on `plan` and that hold packs with logs older than `cutoff`. */
+export async function projectsWithPacksBefore(db: Executor, plan: string, cutoff: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('projects')
+    .innerJoin('users', 'users.id', 'projects.user_id')
+    .select('projects.id')
+    .where('users.plan', '=', plan)
+    .where((eb) => eb.exists(eb.selectFrom('log_blocks').select('log_blocks.first_seq').whereRef('log_blocks.project_id', '=', 'projects.id').where('log_blocks.packed', '>', 0).where('log_blocks.min_ts', '<', cutoff)))
+    .execute();
+  return rows.map((r) => r.id);
+}
