@@ -3,9 +3,11 @@
  * owner (a project) and in all, so one tenant cannot fill the queue and get the others refused; and
  * the caches of compiled patterns evict the least recently used.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { lruCache } from '../src/features/logs/pattern.js';
-import { MAX_WAITING, MAX_WAITING_PER_OWNER, RegexWorker } from '../src/features/logs/regex-runner.js';
+import { MAX_WAITING, MAX_WAITING_PER_OWNER, RegexWorker, regexThreadModule } from '../src/features/logs/regex-runner.js';
 
 const soon = () => Date.now() + 20_000;
 
@@ -32,6 +34,20 @@ describe('the worker queue', () => {
     const sources = Array.from({ length: 260 }, (_, i) => `^p${i}$`);
     const answers = await Promise.all(sources.flatMap((s, i) => [w.run('proj_a', s, `p${i}`, deadline), w.run('proj_a', sources[0]!, `p${i}`, deadline)]));
     expect(answers).toEqual(sources.flatMap((_, i) => [true, i === 0]));
+  });
+});
+
+describe('the worker thread', () => {
+  it('is a module file beside the runner: the .ts with tsx registered under the sources, the .js beside the built runner', async () => {
+    const sources = regexThreadModule();
+    expect(fileURLToPath(sources.url).endsWith('/src/features/logs/regex-runner.worker.ts')).toBe(true);
+    expect(existsSync(sources.url)).toBe(true);
+    expect(sources.execArgv.join(' ')).toContain('register()');
+    // From dist/ (tsc -p tsconfig.build.json writes regex-runner.worker.js beside regex-runner.js), no tsx.
+    expect(regexThreadModule('file:///srv/loglane/dist/features/logs/regex-runner.js')).toEqual({ url: new URL('file:///srv/loglane/dist/features/logs/regex-runner.worker.js'), execArgv: [] });
+    // And the thread started from it answers, an invalid pattern undecided.
+    const w = new RegexWorker();
+    expect(await Promise.all([w.run('proj_a', '^a+$', 'aaa', soon()), w.run('proj_a', '^a+$', ['b', 'c'], soon()), w.run('proj_a', '(', 'x', soon())])).toEqual([true, false, undefined]);
   });
 });
 

@@ -223,8 +223,8 @@ function skipClass(pattern: string, open: number): number {
 
 /**
  * A least-recently-used cache of at most `max` entries: a hit moves to the back, and past `max` the
- * front (the entry used longest ago) goes. Self-contained (it refers to nothing outside itself),
- * because the regex worker (regex-runner.ts) takes it as source.
+ * front (the entry used longest ago) goes. The regex worker's thread (regex-runner.worker.ts) uses
+ * it too.
  */
 export function lruCache<K, V>(max: number) {
   const map = new Map<K, V>();
@@ -256,10 +256,7 @@ const compiled = lruCache<string, Pattern | PatternTooCostly>(256);
  */
 export const DFA_MAX_BYTES = 512 * 1024;
 
-/**
- * Caps a compiled pattern's DFA memory (see DFA_MAX_BYTES); the DFA is created here, once.
- * Self-contained, as lruCache: the regex worker takes it as source (and always gives `maxBytes`).
- */
+/** Caps a compiled pattern's DFA memory (see DFA_MAX_BYTES); the DFA is created here, once. Here and in the regex worker's thread. */
 export function limitDfa(re: RE2JS, maxBytes = DFA_MAX_BYTES): RE2JS {
   const dfa = (re.re2Input as unknown as { dfa: { maxMem: number; stateBudget: number; memBudget: number } }).dfa;
   dfa.maxMem = dfa.stateBudget = dfa.memBudget = maxBytes;

@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { DFA_MAX_BYTES, INLINE_COST, limitDfa, lruCache, type Pattern } from './pattern.js';
+import { INLINE_COST, type Pattern } from './pattern.js';
+import type { RegexMessage, RegexReply, RegexThreadData } from './regex-runner.worker.js';
 
 /**
  * One regular-expression test to run: does `pattern` match `text`, or (with `texts`) any of them?
@@ -27,6 +29,12 @@ export const SLICE_MS = 8;
  */
 export const TEST_HARD_LIMIT_MS = 5000;
 /**
+ * The most a new worker thread may take to load its module before it is stopped. Its start does
+ * not count against the first test's TEST_HARD_LIMIT_MS: under the TypeScript sources (tests) the
+ * thread compiles its module first, which takes a second or more on a loaded machine.
+ */
+const THREAD_START_LIMIT_MS = 30_000;
+/**
  * Tests waiting for the worker: one owner's (a project's), and all owners' together. Past either,
  * a new costly test is left undecided at once. The cap per owner keeps one tenant from filling the
  * queue and getting every other tenant's tests refused; the total bounds the whole.
@@ -42,36 +50,19 @@ export const runnerCounters = { maxStepsPerTurn: 0 };
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * The regex worker's thread: compiles patterns (cached by source) and answers one test per
- * message. Compiled with the rest of the code and sent as source (see store/sqlite-writer.ts for why): it may
- * use only its arguments, `require` and pattern.ts's lruCache and limitDfa (self-contained, sent as
- * source too).
+ * The worker thread's module beside this one (regex-runner.worker.ts), started as the SQLite
+ * writer's thread is (store/sqlite-writer.ts): `.js` when running from dist/, `.ts` when the
+ * TypeScript sources run (vitest, tsx). Node 20 does not hand a worker the parent's module hooks, so
+ * for a `.ts` module the thread registers tsx itself before loading it; the built server never
+ * needs tsx. `from` is the runner's own URL (a test gives a built one).
  */
-function regexThread(require: NodeRequire, lru: typeof lruCache, limit: typeof limitDfa) {
-  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
-  const { RE2JS } = require(workerData.re2jsPath) as typeof import('re2js');
-  const cache = lru<string, InstanceType<typeof RE2JS>>(workerData.cacheSize as number);
-  parentPort!.on('message', (msg: { id: number; source: string; texts: string[] }) => {
-    let result: boolean | null;
-    try {
-      let re = cache.get(msg.source);
-      if (!re) {
-        // A small DFA per cached pattern, as in the app (the size given: limitDfa's default is not here).
-        re = limit(RE2JS.compile(msg.source), workerData.dfaMaxBytes as number);
-        cache.set(msg.source, re);
-      }
-      result = false;
-      for (const text of msg.texts) {
-        if (re.test(text)) {
-          result = true;
-          break;
-        }
-      }
-    } catch {
-      result = null;
-    }
-    parentPort!.postMessage({ id: msg.id, result });
-  });
+export function regexThreadModule(from: string = import.meta.url): { url: URL; execArgv: string[] } {
+  const ext = new URL(from).pathname.endsWith('.ts') ? '.ts' : '.js';
+  const url = new URL(`./regex-runner.worker${ext}`, from);
+  if (ext === '.js') return { url, execArgv: [] };
+  // tsx's ESM entry (its package exports map `import` to index.mjs beside the CommonJS index.cjs).
+  const tsx = pathToFileURL(createRequire(from).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  return { url, execArgv: ['--import', `data:text/javascript,import { register } from ${JSON.stringify(tsx)}; register();`] };
 }
 
 interface Job {
@@ -92,7 +83,9 @@ export class RegexWorker {
   #worker: Worker | undefined;
   #queues = new Map<string, Job[]>();
   #waiting = 0;
-  #running: { id: number; job: Job; timer: NodeJS.Timeout } | undefined;
+  /** Whether the worker has loaded its module: a test's hard limit runs from then. */
+  #ready = false;
+  #running: { id: number; job: Job; timer: NodeJS.Timeout | undefined } | undefined;
   #nextId = 1;
 
   constructor(readonly limits: { perOwner: number; total: number } = { perOwner: MAX_WAITING_PER_OWNER, total: MAX_WAITING }) {}
@@ -112,10 +105,21 @@ export class RegexWorker {
   }
 
   #start(): Worker {
-    const re2jsPath = createRequire(import.meta.url).resolve('re2js');
-    const w = new Worker(`(${regexThread.toString()})(require, ${lruCache.toString()}, ${limitDfa.toString()})`, { eval: true, workerData: { re2jsPath, dfaMaxBytes: DFA_MAX_BYTES, cacheSize: WORKER_CACHE }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const { url, execArgv } = regexThreadModule();
+    const workerData: RegexThreadData = { cacheSize: WORKER_CACHE };
+    const w = new Worker(url, { execArgv, workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } });
     w.unref();
-    w.on('message', (msg: { id: number; result: boolean | null }) => {
+    this.#ready = false;
+    const starting = setTimeout(() => void w.terminate(), THREAD_START_LIMIT_MS);
+    starting.unref();
+    w.on('message', (msg: RegexReply) => {
+      if ('ready' in msg) {
+        clearTimeout(starting);
+        if (this.#worker !== w) return;
+        this.#ready = true;
+        this.#arm();
+        return;
+      }
       const running = this.#running;
       if (!running || running.id !== msg.id) return;
       clearTimeout(running.timer);
@@ -124,6 +128,7 @@ export class RegexWorker {
       this.#next();
     });
     const lost = () => {
+      clearTimeout(starting);
       if (this.#worker !== w) return;
       this.#worker = undefined;
       const running = this.#running;
@@ -158,13 +163,21 @@ export class RegexWorker {
     if (!job) return;
     const worker = (this.#worker ??= this.#start());
     const id = this.#nextId++;
-    const timer = setTimeout(() => {
+    this.#running = { id, job, timer: undefined };
+    worker.postMessage({ id, source: job.source, texts: job.texts } satisfies RegexMessage);
+    this.#arm();
+  }
+
+  /** Starts the running test's hard limit, once the worker is ready to run it. */
+  #arm(): void {
+    const running = this.#running;
+    const worker = this.#worker;
+    if (!running || running.timer || !this.#ready || !worker) return;
+    running.timer = setTimeout(() => {
       // Overran: stop the thread mid-match; 'exit' answers this job undecided and starts the next.
       void worker.terminate();
     }, TEST_HARD_LIMIT_MS);
-    timer.unref();
-    this.#running = { id, job, timer };
-    worker.postMessage({ id, source: job.source, texts: job.texts });
+    running.timer.unref();
   }
 }
 
