@@ -5,6 +5,7 @@ import { fold, narrowing } from '../query/index.js';
 import { FOLDS_INTO, type Needle } from '../query/prefilter.js';
 import type { LogSql } from './sql.js';
 import { selectLastSeq } from './statements.js';
+import { countWithPacks } from './packs/merge.js';
 
 export type LogRowStored = LogsTable;
 
@@ -212,7 +213,13 @@ export function countByBucket(db: Executor, projectId: string, filter: LogFilter
     filter,
     intervalMs,
     (first, end) => countRollupByBucket(db, projectId, filter.levels, first, end, intervalMs),
-    (f) => countLogsByBucket(db, projectId, f, intervalMs, engine),
+    // Packed logs are counted from their packs (packs/merge.ts): the rollups count them already.
+    (f) =>
+      countWithPacks(db, projectId, f, () => countLogsByBucket(db, projectId, f, intervalMs, engine), {
+        keyOf: (r) => `${r.bucket}:${r.level}`,
+        keyOfLog: (row) => `${row.ts - (row.ts % intervalMs)}:${row.level}`,
+        make: (row) => ({ bucket: row.ts - (row.ts % intervalMs), level: row.level, n: 0 }),
+      }),
     (r) => `${r.bucket}:${r.level}`,
   );
 }
@@ -311,7 +318,12 @@ export function countBySourceBucket(db: Executor, projectId: string, filter: Log
     filter,
     intervalMs,
     (first, end) => countSourceRollup(db, projectId, filter.levels, first, end, intervalMs, maxRows),
-    (f) => countLogsBySourceBucket(db, projectId, f, intervalMs, maxRows, engine),
+    (f) =>
+      countWithPacks(db, projectId, f, () => countLogsBySourceBucket(db, projectId, f, intervalMs, maxRows, engine), {
+        keyOf: (r) => `${r.bucket}:${r.source ?? '\u0000'}`,
+        keyOfLog: (row) => `${row.ts - (row.ts % intervalMs)}:${row.source ?? '\u0000'}`,
+        make: (row) => ({ bucket: row.ts - (row.ts % intervalMs), source: row.source, n: 0 }),
+      }),
     (r) => `${r.bucket}:${r.source ?? ''}`,
   );
 }
