@@ -296,8 +296,8 @@ function measure(codec: Codec, layout: 'columns' | 'rows', blocks: Block[], pass
     if (layout === 'columns') stored += block.columns.timestamps.length + block.columns.levels.length + block.columns.sources.length;
     let blockMs = 0;
     for (const [input, column] of parts(block)) {
-      let packed = Buffer.alloc(0);
-      let back = Buffer.alloc(0);
+      let packed: Buffer = Buffer.alloc(0);
+      let back: Buffer = Buffer.alloc(0);
       let bestCompress = Number.POSITIVE_INFINITY;
       let bestDecompress = Number.POSITIVE_INFINITY;
       for (let pass = 0; pass < passes; pass++) {
