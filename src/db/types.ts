@@ -129,6 +129,8 @@ export interface LogBlocksTable {
   built_at: number;
   /** The size in bytes of the block's pack in log_packs (migration 0020); 0: its logs are rows in `logs`. */
   packed: number;
+  /** Buckets per stored part of its filter (migration 0020): 64 for blocks summarised before, blocks/rows.ts PART_BUCKETS after. */
+  part_buckets: number;
 }
 
 export interface LogPacksTable {

@@ -6,8 +6,12 @@
 import type { LogBlockBloomsTable, LogBlocksTable } from '../../../../db/types.js';
 import { BUCKET_BYTES, type Bloom } from './bloom.js';
 
-/** Buckets per stored part of a filter (2 KiB). */
-export const PART_BUCKETS = 64;
+/**
+ * Buckets per stored part of a block's filter (1,920 bytes): two parts fit a 4 KiB SQLite page and
+ * four an 8 KiB PostgreSQL page (64, 2 KiB, as blocks summarised before migration 0020 keep in
+ * log_blocks.part_buckets, took a SQLite page alone). A block's own value is what reads use.
+ */
+export const PART_BUCKETS = 60;
 
 /**
  * Slices per block. A block whose filter says "maybe" is read by slices, and only those whose own
@@ -76,7 +80,7 @@ export type BloomRowValues = Omit<LogBlockBloomsTable, 'bits'> & { bits: Uint8Ar
 /** A summary's rows: the block's, and its filter's parts, slices and common filter. */
 export function summaryRows(projectId: string, s: Summary, builtAt: number): { block: BlockRowValues; blooms: BloomRowValues[] } {
   const grams = s.bloom && s.grams;
-  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt, packed: 0 };
+  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt, packed: 0, part_buckets: PART_BUCKETS };
   const blooms: BloomRowValues[] = [];
   if (!s.bloom) return { block, blooms };
   const parts = (bloom: Bloom, first: number, partBuckets: number) => {

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../../../db/types.js';
 import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, GRAM_BITS_PER_ITEM, hashItem, ItemSet, type ItemHash } from './bloom.js';
-import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, FORMAT_PART, GRAM_PART, GRAM_PART_BUCKETS, PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
+import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, FORMAT_PART, GRAM_PART, GRAM_PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
 import * as statements from '../statements.js';
 import { batchBytes } from '../batch.js';
 import { addLogItems, isGram, type GramSet, type IndexedLog } from './items.js';
@@ -171,7 +171,7 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
   const grams = items.map(isGram);
   const probes = hashes.map((h, i) => {
     const bucket = sql`(cast(${sql.lit(h.bucket)} as bigint) % nullif(${sql.ref(grams[i] ? 'b.gram_buckets' : 'b.buckets')}, 0))`;
-    const partBuckets = sql.lit(grams[i] ? GRAM_PART_BUCKETS : PART_BUCKETS);
+    const partBuckets = grams[i] ? sql.lit(GRAM_PART_BUCKETS) : sql.ref('b.part_buckets');
     const part = grams[i] ? sql`${sql.lit(GRAM_PART)} + ${bucket} / ${partBuckets}` : sql`${bucket} / ${partBuckets}`;
     const slice = engine.bytesSlice(sql`p.bits`, sql`(${bucket} % ${partBuckets}) * ${bucketBytes}`, bucketBytes);
     return sql`(select ${slice} from log_block_blooms p where p.project_id = b.project_id and p.first_seq = b.first_seq and p.part = ${part})`.as(`i${i}`);
