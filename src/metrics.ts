@@ -4,7 +4,7 @@ import client from 'prom-client';
  * The service's Prometheus metrics, on a registry of its own (so several apps in one process, as in
  * the tests, keep theirs apart). Served at GET /metrics in the text exposition format.
  */
-export function createMetrics(sources: { queuedLogs: () => number; openTails: () => number }) {
+export function createMetrics(sources: { queuedLogs: () => number; openTails: () => number; storeBytes: () => Promise<{ rows: number; packs: number; index: number }> }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'loglane_' });
   const ingestRequests = new client.Counter({
@@ -35,6 +35,16 @@ export function createMetrics(sources: { queuedLogs: () => number; openTails: ()
     registers: [registry],
     collect() {
       this.set(sources.openTails());
+    },
+  });
+  new client.Gauge({
+    name: 'loglane_store_bytes',
+    help: 'Bytes the logs take on disk, by part: logs still in rows (estimated), packs (compressed blocks) and the skip index; at most a minute old.',
+    labelNames: ['part'] as const,
+    registers: [registry],
+    async collect() {
+      const bytes = await sources.storeBytes();
+      for (const part of ['rows', 'packs', 'index'] as const) this.set({ part }, bytes[part]);
     },
   });
   const alertFirings = new client.Counter({ name: 'loglane_alert_firings_total', help: 'Alert rules fired (claimed by this node).', registers: [registry] });

@@ -46,7 +46,7 @@ export function createServices(deps: { config: Config; database: Database; secre
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
   // The log store is made below; a deletion asks it only once the server runs.
-  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now, purgeLogs: (projectId) => store.purgeProject(projectId) });
+  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now, purgeLogs: (projectId) => store.purgeProject(projectId), storedBytes: (ids) => store.storedBytes(ids) });
   const members = createMembersService({ db, now, log, projects, mailer, publicUrl: config.publicUrl, invitationsPerSenderPerHour: config.invitationsPerSenderPerHour });
   const accounts = createAccountsService({
     db,
@@ -104,7 +104,7 @@ export function createServices(deps: { config: Config; database: Database; secre
       vapidKeys = undefined;
       throw err;
     }));
-  const metrics = createMetrics({ queuedLogs: () => logs.queue.queuedLogs, openTails: () => logs.openTails() });
+  const metrics = createMetrics({ queuedLogs: () => logs.queue.queuedLogs, openTails: () => logs.openTails(), storeBytes: () => store.storeBytes() });
   const destinations = createDestinationsService({ db, now, encryptionKey: deriveKey(secretKey, 'webhook-secret-encryption'), config, projects });
   const channels = createChannels({ db, config, mailer, vapid, destinations, recipients: (projectId) => members.notified(projectId), now });
   const outbox = createOutbox({ db, config, now, log, mailer, channels, onFinished: (channel, status) => metrics.deliveries.inc({ channel, status }) });

@@ -59,7 +59,7 @@ const COPIES = 5;
 const DAY = 86_400_000;
 
 describeEngines('packed blocks change no answer', (engine) => {
-  const s = useServer(engine, { env: { INDEX_BLOCK_LOGS: '16', COMPACT_AFTER: 'off', MAX_TAILS_PER_USER: '20' } });
+  const s = useServer(engine, { env: { INDEX_BLOCK_LOGS: '16', COMPACT_AFTER: 'off', MAX_TAILS_PER_USER: '20', METRICS_TOKEN: 'scrape-packs' } });
   const owner = useAccount(s, { plan: 'enterprise' });
   const packed = useProject(s, owner, 'packed');
   const minTs = Math.min(...QUERY_LOGS.map((l) => l.ts));
@@ -132,5 +132,17 @@ describeEngines('packed blocks change no answer', (engine) => {
     expect(packedBlocks).toBe(Math.floor((QUERY_LOGS.length * COPIES) / 16));
     const after = await answers(s, packed.id);
     same(after, before);
+
+    // What the packs take is told: on the project (get and list) and by part in /metrics.
+    const project = await s.request('GET', `/v1/projects/${packed.id}`, { token: owner.accessToken });
+    const listed = await s.request('GET', '/v1/projects', { token: owner.accessToken });
+    expect(project.body.storedBytes).toBeGreaterThan(0);
+    expect(listed.body.data.find((p) => p.id === packed.id)?.storedBytes).toBe(project.body.storedBytes);
+    const metrics = await (await fetch(`${s.url}/metrics`, { headers: { authorization: 'Bearer scrape-packs' } })).text();
+    const part = (name: string) => Number(new RegExp(`^loglane_store_bytes\\{part="${name}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(part('packs')).toBeGreaterThan(0);
+    expect(part('index')).toBeGreaterThan(0);
+    // The logs past the last whole block are still rows.
+    expect(part('rows') > 0).toBe((QUERY_LOGS.length * COPIES) % 16 !== 0);
   }, 240_000);
 });

@@ -12,12 +12,12 @@ const mask = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;
 describeEngines('projects', (engine) => {
   const s = useServer(engine);
 
-  it('create answers 201 with exactly the project fields, the full key and logCount 0', async () => {
+  it('create answers 201 with exactly the project fields, the full key, logCount 0 and storedBytes 0', async () => {
     const a = await signup(s);
     const res = await s.request('POST', '/v1/projects', { token: a.accessToken, body: { name: '  Checkout API ' } });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(['apiKey', 'createdAt', 'id', 'logCount', 'name', 'role', 'updatedAt']);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^proj_[0-9a-z]{26}$/), name: 'Checkout API', apiKey: expect.stringMatching(FULL_KEY), logCount: 0, role: 'owner', createdAt: expect.stringMatching(ISO), updatedAt: res.body.createdAt });
+    expect(Object.keys(res.body).sort()).toEqual(['apiKey', 'createdAt', 'id', 'logCount', 'name', 'role', 'storedBytes', 'updatedAt']);
+    expect(res.body).toEqual({ id: expect.stringMatching(/^proj_[0-9a-z]{26}$/), name: 'Checkout API', apiKey: expect.stringMatching(FULL_KEY), logCount: 0, storedBytes: 0, role: 'owner', createdAt: expect.stringMatching(ISO), updatedAt: res.body.createdAt });
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 

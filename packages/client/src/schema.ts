@@ -1714,6 +1714,8 @@ export interface operations {
                             apiKey: string;
                             /** @description How many logs the project holds */
                             logCount: number;
+                            /** @description Bytes its logs and their indexes take on disk, kept current within a minute */
+                            storedBytes: number;
                             /**
                              * @description The caller's role in the project
                              * @enum {string}
@@ -1810,6 +1812,8 @@ export interface operations {
                         apiKey: string;
                         /** @description How many logs the project holds */
                         logCount: number;
+                        /** @description Bytes its logs and their indexes take on disk, kept current within a minute */
+                        storedBytes: number;
                         /**
                          * @description The caller's role in the project
                          * @enum {string}
@@ -1909,6 +1913,8 @@ export interface operations {
                         apiKey: string;
                         /** @description How many logs the project holds */
                         logCount: number;
+                        /** @description Bytes its logs and their indexes take on disk, kept current within a minute */
+                        storedBytes: number;
                         /**
                          * @description The caller's role in the project
                          * @enum {string}
@@ -2015,6 +2021,8 @@ export interface operations {
                         apiKey: string;
                         /** @description How many logs the project holds */
                         logCount: number;
+                        /** @description Bytes its logs and their indexes take on disk, kept current within a minute */
+                        storedBytes: number;
                         /**
                          * @description The caller's role in the project
                          * @enum {string}
@@ -2579,6 +2587,8 @@ export interface operations {
                         apiKey: string;
                         /** @description How many logs the project holds */
                         logCount: number;
+                        /** @description Bytes its logs and their indexes take on disk, kept current within a minute */
+                        storedBytes: number;
                         /**
                          * @description The caller's role in the project
                          * @enum {string}
@@ -3000,6 +3010,8 @@ export interface operations {
                             apiKey: string;
                             /** @description How many logs the project holds */
                             logCount: number;
+                            /** @description Bytes its logs and their indexes take on disk, kept current within a minute */
+                            storedBytes: number;
                             /**
                              * @description The caller's role in the project
                              * @enum {string}

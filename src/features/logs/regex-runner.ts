@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { threadModule } from '../../thread-module.js';
 import { Worker } from 'node:worker_threads';
 import { INLINE_COST, type Pattern } from './pattern.js';
 import type { RegexMessage, RegexReply, RegexThreadData } from './regex-runner.worker.js';
@@ -50,19 +49,11 @@ export const runnerCounters = { maxStepsPerTurn: 0 };
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * The worker thread's module beside this one (regex-runner.worker.ts), started as the SQLite
- * writer's thread is (store/sqlite-writer.ts): `.js` when running from dist/, `.ts` when the
- * TypeScript sources run (vitest, tsx). Node 20 does not hand a worker the parent's module hooks, so
- * for a `.ts` module the thread registers tsx itself before loading it; the built server never
- * needs tsx. `from` is the runner's own URL (a test gives a built one).
+ * The worker thread's module beside this one (regex-runner.worker.ts), started as every thread of
+ * the server is (thread-module.ts). `from` is the runner's own URL (a test gives a built one).
  */
 export function regexThreadModule(from: string = import.meta.url): { url: URL; execArgv: string[] } {
-  const ext = new URL(from).pathname.endsWith('.ts') ? '.ts' : '.js';
-  const url = new URL(`./regex-runner.worker${ext}`, from);
-  if (ext === '.js') return { url, execArgv: [] };
-  // tsx's ESM entry (its package exports map `import` to index.mjs beside the CommonJS index.cjs).
-  const tsx = pathToFileURL(createRequire(from).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  return { url, execArgv: ['--import', `data:text/javascript,import { register } from ${JSON.stringify(tsx)}; register();`] };
+  return threadModule(from, './regex-runner.worker');
 }
 
 interface Job {

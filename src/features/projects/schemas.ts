@@ -9,6 +9,7 @@ export const Project = Type.Object(
     name: Type.String(),
     apiKey: Type.String({ description: 'The full key (llk_…) on create, GET by id and rotate; masked (first 8 … last 4) in the list and the update answer' }),
     logCount: Type.Integer({ minimum: 0, description: 'How many logs the project holds' }),
+    storedBytes: Type.Integer({ minimum: 0, description: 'Bytes its logs and their indexes take on disk, kept current within a minute' }),
     role: Type.String({ enum: ['owner', 'admin', 'member'], description: 'The caller\'s role in the project' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,

@@ -14,6 +14,8 @@ export interface Project {
   name: string;
   apiKey: string;
   logCount: number;
+  /** Bytes its logs and their indexes take on disk (the log store's estimate, at most a minute old). */
+  storedBytes: number;
   /** The caller's role in the project. */
   role: Role;
   createdAt: string;
@@ -38,6 +40,8 @@ export function createProjectsService(deps: {
   now: () => number;
   /** Takes a project's logs away ahead of its deletion, where one statement would stall the server (the log store's purgeProject). */
   purgeLogs: (projectId: string) => Promise<void>;
+  /** The bytes each project's logs take on disk (the log store's storedBytes). */
+  storedBytes: (projectIds: string[]) => Promise<Map<string, number>>;
 }) {
   const { db, encryptionKey, now } = deps;
   const deletedListeners: ((projectId: string) => void)[] = [];
@@ -50,13 +54,14 @@ export function createProjectsService(deps: {
     return deleted;
   }
 
-  function present(row: repo.ProjectRow, role: Role, keyForm: 'full' | 'masked'): Project {
+  function present(row: repo.ProjectRow, role: Role, keyForm: 'full' | 'masked', storedBytes: number): Project {
     const apiKey = decryptApiKey(encryptionKey, row.id, row.api_key_ciphertext);
     return {
       id: row.id,
       name: row.name,
       apiKey: keyForm === 'full' ? apiKey : maskApiKey(apiKey),
       logCount: Number(row.log_count),
+      storedBytes,
       role,
       createdAt: iso(row.created_at),
       updatedAt: iso(row.updated_at),
@@ -120,27 +125,29 @@ export function createProjectsService(deps: {
           const key = sealedKey(id);
           const row = { id, user_id: userId, name, api_key_hash: key.hash, api_key_ciphertext: key.ciphertext, created_at: t, updated_at: t };
           await repo.insertProject(tx, row);
-          return present({ ...row, log_count: 0 }, 'owner', 'full');
+          return present({ ...row, log_count: 0 }, 'owner', 'full', 0);
         }),
       );
     },
 
     /** The projects the user owns or is a member of. */
     async list(userId: string): Promise<Project[]> {
-      return (await repo.listProjects(db, userId)).filter((row) => isRole(row.role)).map((row) => present(row, row.role as Role, 'masked'));
+      const rows = (await repo.listProjects(db, userId)).filter((row) => isRole(row.role));
+      const sizes = await deps.storedBytes(rows.map((r) => r.id));
+      return rows.map((row) => present(row, row.role as Role, 'masked', sizes.get(row.id) ?? 0));
     },
 
     /** The project as this member sees it, with its full key. */
     async get(userId: string, id: string): Promise<Project> {
       const { row, role } = await access(userId, id);
-      return present(row, role, 'full');
+      return present(row, role, 'full', (await deps.storedBytes([id])).get(id) ?? 0);
     },
 
     async rename(userId: string, id: string, name: string): Promise<Project> {
       const { role } = await access(userId, id, 'admin', WHAT.rename);
       const row = await repo.updateProjectName(db, id, name, now());
       if (!row) throw projectNotFound();
-      return present(row, role, 'masked');
+      return present(row, role, 'masked', (await deps.storedBytes([id])).get(id) ?? 0);
     },
 
     /** Replaces the key; the old one stops working when this returns (lookups go to the database). */

@@ -18,6 +18,7 @@ import type { Packer } from './packs/packer.js';
 import { blockRows, projectsWithPacksBefore } from './packs/read.js';
 import { keyOf, mergePage, mergeRowsAt, mergeSeqRange, mergeSince } from './packs/merge.js';
 import { blocksToPack } from './packs/statements.js';
+import { createStoreBytes, createStoredBytes, type StoreBytes } from './packs/size.js';
 
 /** What a store needs from the app, given once when it is made. */
 export interface LogStoreDeps {
@@ -104,6 +105,10 @@ export interface LogStore {
    * meanwhile (it is tried again later), 'busy' when another node is packing.
    */
   packBlock(projectId: string, first: number, last: number): Promise<PackOutcome>;
+  /** The bytes each project's logs and their indexes take on disk, estimated (packs/size.ts), at most a minute old. */
+  storedBytes(projectIds: string[]): Promise<Map<string, number>>;
+  /** The whole store's bytes by part (logs in rows, packs, the skip index), estimated likewise: the /metrics gauge. */
+  storeBytes(): Promise<StoreBytes>;
 
   // Nodes.
   /** Hears other nodes' commits (none where one node owns the database). */
@@ -151,7 +156,7 @@ export interface PackToSave {
   data: Uint8Array;
 }
 
-type SharedQueries = 'blocksToPack' | 'packBlock' | 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
+type SharedQueries = 'blocksToPack' | 'packBlock' | 'storedBytes' | 'storeBytes' | 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
 
 /** An engine's own part of a store; withSharedQueries adds the rest. */
 export type EngineStore = Omit<LogStore, SharedQueries> & {
@@ -166,10 +171,12 @@ export type EngineStore = Omit<LogStore, SharedQueries> & {
 };
 
 /** Completes an engine's store with the queries both engines share, run with its statements. */
-export function withSharedQueries(db: Db, engine: EngineStore): LogStore {
+export function withSharedQueries(db: Db, engine: EngineStore, now: () => number = Date.now): LogStore {
   const { reads, sql, savePack, packer, ...own } = engine;
   return {
     ...own,
+    storedBytes: createStoredBytes(db, now),
+    storeBytes: createStoreBytes(db, now),
     async close() {
       await own.close();
       await packer.close();

@@ -146,7 +146,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       await vacuuming;
       await writer.close();
     },
-  });
+  }, deps.now);
 }
 
 /**

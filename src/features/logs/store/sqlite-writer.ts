@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { threadModule } from '../../../thread-module.js';
 import type { AlertCount, AlertCountRow, CommitResult, LogWriter } from './writer.js';
 import { toColumns } from './batch.js';
 import type { WriterMessage } from './sqlite-writer.worker.js';
@@ -24,20 +23,6 @@ export interface SqliteLogWriter extends LogWriter {
   savePack(pack: PackToSave): Promise<PackOutcome>;
 }
 
-/**
- * The thread's module, beside this one: `.js` when running from dist/, `.ts` when the TypeScript
- * sources run (vitest, tsx). Node 20 does not hand a worker the parent's module hooks, so for a
- * `.ts` module the thread registers tsx itself before loading it; the built server never needs tsx.
- */
-function threadModule(): { url: URL; execArgv: string[] } {
-  const ext = new URL(import.meta.url).pathname.endsWith('.ts') ? '.ts' : '.js';
-  const url = new URL(`./sqlite-writer.worker${ext}`, import.meta.url);
-  if (ext === '.js') return { url, execArgv: [] };
-  // tsx's ESM entry (its package exports map `import` to index.mjs beside the CommonJS index.cjs).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  return { url, execArgv: ['--import', `data:text/javascript,import { register } from ${JSON.stringify(tsx)}; register();`] };
-}
-
 /** Commits through the writer's own thread and connection (sqlite-writer.worker.ts). */
 export function createSqliteWriter(file: string): SqliteLogWriter {
   const pending = new Map<number, { resolve: (r: never) => void; reject: (e: Error) => void }>();
@@ -46,7 +31,7 @@ export function createSqliteWriter(file: string): SqliteLogWriter {
   let closed = false;
 
   function start(): Worker {
-    const { url, execArgv } = threadModule();
+    const { url, execArgv } = threadModule(import.meta.url, './sqlite-writer.worker');
     const w = new Worker(url, {
       execArgv,
       workerData: { file },

@@ -63,5 +63,5 @@ export function createSqliteLogStore(db: Db, file: string, deps: Pick<LogStoreDe
     // Packs are saved by the writer's thread, like summaries: the rows' deletion is a write.
     savePack: (pack) => writer.savePack(pack),
     packer: createPacker(),
-  });
+  }, deps.now);
 }

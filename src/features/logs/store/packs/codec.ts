@@ -22,7 +22,7 @@ const brotliOptions = (size: number): zlib.BrotliOptions => ({
 });
 
 /** Brotli quality: see docs/storage.md for the measurements behind it. */
-const BROTLI_QUALITY = 6;
+const BROTLI_QUALITY = 5;
 /** 16 MiB window: a whole pack's column of urls or messages is within reach. */
 const BROTLI_WINDOW = 24;
 

@@ -3,7 +3,7 @@
  * with the store; the thread is not kept alive while nothing is asked of it.
  */
 import { Worker } from 'node:worker_threads';
-import { threadModule } from '../thread-module.js';
+import { threadModule } from '../../../../thread-module.js';
 import type { PackedLog } from './format.js';
 
 export interface Packer {
