@@ -192,6 +192,27 @@ async function logsInRows(database: BenchDatabase, client: pg.Client | undefined
 
 const BLOCK_LOGS = 4096;
 
+/** Where the bytes are: the largest tables with their indexes (PostgreSQL: partitions counted in their table; SQLite: with its free pages and WAL). */
+async function largestParts(database: BenchDatabase, client: pg.Client | undefined): Promise<[string, number][]> {
+  if (client) {
+    const { rows } = await client.query<{ name: string; bytes: string }>(`select coalesce(pi.inhparent::regclass::text, c.relname) as name, sum(pg_total_relation_size(c.oid)) as bytes
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace left join pg_inherits pi on pi.inhrelid = c.oid
+      where n.nspname = 'public' and c.relkind = 'r' group by 1 order by 2 desc limit 6`);
+    return rows.map((r) => [r.name, Number(r.bytes)]);
+  }
+  const file = path.join(database.dataDir, 'loglane.db');
+  const db = new Sqlite(file, { readonly: true, fileMustExist: true });
+  try {
+    const pageSize = Number(db.pragma('page_size', { simple: true }));
+    const parts = (db.prepare(`select case when name like 'sqlite_autoindex_%' then substr(name, 18, length(name) - 19) when name like 'logs_%' then 'logs' else name end as name, sum(pgsize) as bytes from dbstat group by 1 order by 2 desc limit 6`).all() as { name: string; bytes: number }[]).map((r): [string, number] => [r.name, Number(r.bytes)]);
+    parts.push(['(free pages)', Number(db.pragma('freelist_count', { simple: true })) * pageSize]);
+    parts.push(['(WAL)', fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0]);
+    return parts;
+  } finally {
+    db.close();
+  }
+}
+
 async function diskBytes(database: BenchDatabase, client: pg.Client | undefined): Promise<number> {
   if (client !== undefined) {
     const { rows } = await client.query<{ n: string }>('select pg_database_size(current_database()) as n');
@@ -345,6 +366,7 @@ async function benchEngine(engine: Engine, options: Options): Promise<EngineRepo
     if (pages > 1) console.log(`  ${engine}: the needle search took ${pages} pages (the first ran out of its time budget)`);
     if (found.data.length !== 1 || found.data[0]!.metadata.reqId !== needle) failures.push(`${engine}: the needle search @reqId:${needle} found ${found.data.length} log(s), not the one sent`);
 
+    console.log(`  ${engine}: where the bytes are: ${(await largestParts(database, client)).map(([name, bytes]) => `${name} ${fmt(bytes / 1e6, 1)} MB`).join(', ')}`);
     const [p1, p2] = reports as [PhaseReport, PhaseReport];
     const output = server.output;
     const serverExit = await server.stop();

@@ -57,63 +57,85 @@ describe('the pack format', () => {
 /** Copies of the table per project: enough logs for several 16-log blocks. */
 const COPIES = 5;
 const DAY = 86_400_000;
+const MINUTE = 60_000;
+/** Retention of the enterprise plan in both servers: the cutoff falls in the middle of copy 2. */
+const RETENTION_DAYS = 5;
 
 describeEngines('packed blocks change no answer', (engine) => {
-  const s = useServer(engine, { env: { INDEX_BLOCK_LOGS: '16', COMPACT_AFTER: 'off', MAX_TAILS_PER_USER: '20', METRICS_TOKEN: 'scrape-packs' } });
+  const env = { INDEX_BLOCK_LOGS: '16', COMPACT_AFTER: 'off', MAX_TAILS_PER_USER: '20', RETENTION_DAYS_ENTERPRISE: String(RETENTION_DAYS), METRICS_TOKEN: 'scrape-packs' };
+  // Two stores given the same logs: `s` packs them (its compact() hook), `plain` never does.
+  const s = useServer(engine, { env });
+  const plain = useServer(engine, { env });
   const owner = useAccount(s, { plan: 'enterprise' });
+  const plainOwner = useAccount(plain, { plan: 'enterprise' });
   const packed = useProject(s, owner, 'packed');
-  const minTs = Math.min(...QUERY_LOGS.map((l) => l.ts));
-  const maxTs = Math.max(...QUERY_LOGS.map((l) => l.ts));
-  const span = (COPIES - 1) * DAY + maxTs - minTs;
-  const range = `from=${minTs}&to=${maxTs + span}`;
+  const other = useProject(s, owner, 'deleted later');
+  const reference = useProject(plain, plainOwner, 'never packed');
 
-  /** Copy c is the table moved c days on (so retention can take whole copies), in fixture order. */
+  // The copies are placed in the recent past so that, 10 minutes after they are sent, the
+  // retention cutoff (now - RETENTION_DAYS) falls between two of copy 2's logs: retention then
+  // takes copies 0 and 1 whole (whole packs) and part of copy 2 (packs rewritten).
+  const times = [...new Set(QUERY_LOGS.map((l) => l.ts))].sort((a, b) => a - b);
+  const mid = (times[Math.floor(times.length / 2) - 1]! + times[Math.floor(times.length / 2)]!) / 2;
+  const sentAt = Date.now();
+  const retentionAt = sentAt + 10 * MINUTE;
+  const shift = Math.round(retentionAt - RETENTION_DAYS * DAY - 2 * DAY - mid);
+  const from = times[0]! + shift;
+  const to = times[times.length - 1]! + shift + (COPIES - 1) * DAY;
+  const range = `from=${from}&to=${to}`;
+
+  /** Copy c is the table moved `shift` + c days on, in fixture order. */
   const copies = () =>
     Array.from({ length: COPIES }, (_, c) =>
       QUERY_LOGS.map((l) => ({
         message: l.message,
         level: LEVELS[l.level],
-        timestamp: l.ts + c * DAY,
+        timestamp: l.ts + shift + c * DAY,
         ...(l.source !== null ? { source: l.source } : {}),
         ...(l.metadata !== null ? { metadata: JSON.parse(l.metadata) as object } : {}),
       })),
     ).flat();
 
   beforeAll(async () => {
-    const res = await ingest(s, packed.apiKey, copies());
-    expect(res.status, res.text).toBe(202);
-    await s.app.services.logs.drain();
-    await s.app.services.logs.buildIndex();
+    for (const [server, project] of [[s, packed], [s, other], [plain, reference]] as const) {
+      const res = await ingest(server, project.apiKey, copies());
+      expect(res.status, res.text).toBe(202);
+    }
+    for (const server of [s, plain]) {
+      await server.app.services.logs.drain();
+      await server.app.services.logs.buildIndex();
+    }
   });
 
   /** Every answer a case gets: search pages (5 logs each, through the cursors), stats per level, and a tail replay. */
-  async function answers(server: TestServer, projectId: string): Promise<Record<string, unknown>> {
+  async function answers(server: TestServer, token: string, projectId: string): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     for (const c of QUERY_CASES) {
       const q = encodeURIComponent(c.query);
       const ids: string[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 100; page++) {
-        const res = await server.request('GET', `/v1/projects/${projectId}/logs?${range}&limit=5&query=${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: owner.accessToken });
+        const res = await server.request('GET', `/v1/projects/${projectId}/logs?${range}&limit=5&query=${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token });
         expect(res.status, `${c.query}: ${res.text}`).toBe(200);
         ids.push(...res.body.data.map((l) => `${l.id} ${l.timestamp} ${l.message} ${JSON.stringify(l.metadata)}`));
         cursor = res.body.nextCursor ?? undefined;
         if (!cursor) break;
       }
-      const stats = await server.request('GET', `/v1/projects/${projectId}/logs/stats?${range}&interval=1h&query=${q}`, { token: owner.accessToken });
+      const stats = await server.request('GET', `/v1/projects/${projectId}/logs/stats?${range}&interval=1h&query=${q}`, { token });
       expect(stats.status, `${c.query}: ${stats.text}`).toBe(200);
       out[c.query] = { ids, stats: stats.body.buckets };
     }
     // Plain stats over the range (rollups and the logs at its edges) and by source.
     for (const extra of ['', '&source=api', '&level=error', '&q=REQUEST', '&groupBy=source']) {
-      const res = await server.request('GET', `/v1/projects/${projectId}/logs/stats?from=${minTs + 30_000}&to=${maxTs + span - 30_000}&interval=1h${extra}`, { token: owner.accessToken });
+      const res = await server.request('GET', `/v1/projects/${projectId}/logs/stats?from=${from + 30_000}&to=${to - 30_000}&interval=1h${extra}`, { token });
       expect(res.status, res.text).toBe(200);
       out[`stats${extra}`] = res.body;
     }
-    const tail = await openTail(server, owner.accessToken, projectId, { lastEventId: '0' });
+    const project = await server.request('GET', `/v1/projects/${projectId}`, { token });
+    out.logCount = project.body.logCount;
+    const tail = await openTail(server, token, projectId, { lastEventId: '0' });
     expect(tail.status).toBe(200);
-    const total = (await server.request('GET', `/v1/projects/${projectId}`, { token: owner.accessToken })).body.logCount;
-    await tail.waitFor(() => tail.logs().length >= total, 10_000);
+    await tail.waitFor(() => tail.logs().length >= project.body.logCount, 10_000);
     out.tail = tail.logs().map((l) => `${l.id} ${l.message}`);
     tail.close();
     return out;
@@ -125,13 +147,15 @@ describeEngines('packed blocks change no answer', (engine) => {
     for (const key of Object.keys(b)) expect(canonical(a[key]), key).toBe(canonical(b[key]));
     expect(Object.keys(a)).toEqual(Object.keys(b));
   };
+  const packedAnswers = () => answers(s, owner.accessToken, packed.id);
+  const plainAnswers = () => answers(plain, plainOwner.accessToken, reference.id);
 
-  it('search, stats and the tail answer the same once the blocks are packed', async () => {
-    const before = await answers(s, packed.id);
+  it('search, stats and the tail answer the same with the blocks packed as in rows, before and after retention and a deletion', async () => {
+    const before = await packedAnswers();
+    same(before, await plainAnswers());
     const packedBlocks = await s.app.services.logs.compact();
-    expect(packedBlocks).toBe(Math.floor((QUERY_LOGS.length * COPIES) / 16));
-    const after = await answers(s, packed.id);
-    same(after, before);
+    expect(packedBlocks).toBe(2 * Math.floor((QUERY_LOGS.length * COPIES) / 16));
+    same(await packedAnswers(), before);
 
     // What the packs take is told: on the project (get and list) and by part in /metrics.
     const project = await s.request('GET', `/v1/projects/${packed.id}`, { token: owner.accessToken });
@@ -144,5 +168,24 @@ describeEngines('packed blocks change no answer', (engine) => {
     expect(part('index')).toBeGreaterThan(0);
     // The logs past the last whole block are still rows.
     expect(part('rows') > 0).toBe((QUERY_LOGS.length * COPIES) % 16 !== 0);
-  }, 240_000);
+
+    // Retention at the same moment on both: copies 0 and 1 go, and the older half of copy 2.
+    expect(Date.now()).toBeLessThan(retentionAt);
+    for (const server of [s, plain]) server.clock.advance(retentionAt - server.clock.now());
+    // `s` holds two projects with the same logs, `plain` one.
+    const taken = (await s.app.services.logs.runRetention(7)) / 2;
+    expect(taken).toBe(await plain.app.services.logs.runRetention(7));
+    expect(taken).toBeGreaterThan(2 * QUERY_LOGS.length);
+    expect(taken).toBeLessThan(3 * QUERY_LOGS.length);
+    const retained = await packedAnswers();
+    same(retained, await plainAnswers());
+    expect(retained.logCount).toBe(COPIES * QUERY_LOGS.length - taken);
+
+    // Another project's deletion, packs and all, changes nothing here; nothing of it is left.
+    const deleted = await s.request('DELETE', `/v1/projects/${other.id}`, { token: owner.accessToken });
+    expect(deleted.status, deleted.text).toBe(204);
+    same(await packedAnswers(), retained);
+    const left = await Promise.all(['logs', 'log_blocks', 'log_packs', 'log_block_blooms'].map(async (table) => (await s.database.db.selectFrom(table as 'logs').select('project_id').where('project_id', '=', other.id).execute()).length));
+    expect(left).toEqual([0, 0, 0, 0]);
+  }, 600_000);
 });
