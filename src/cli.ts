@@ -103,6 +103,13 @@ program
   .description('sign out and forget the stored tokens')
   .action(async () => (await import('./remote.js')).logout());
 
+program
+  .command('projects')
+  .description('list your projects: their logs and what they take on disk')
+  .option('--json', 'one JSON object per project and line')
+  .option('--server <url>', 'the server signed in to (default: the one from `loglane login`)')
+  .action(async (o: { server?: string; json?: boolean }) => (await import('./remote.js')).projects(o));
+
 withFilters(program.command('search').description('search a project\'s logs, newest first').argument('<project>', 'project id or name').argument('[query]', 'a search query (the same as --query), e.g. \'level:error req-1007\''))
   .option('--since <duration>', 'only logs from this long ago, e.g. 15m, 6h, 7d')
   .option('--from <time>', 'ISO 8601 start')

@@ -163,6 +163,37 @@ function since(value: string | undefined): string | undefined {
   return new Date(Date.now() - ms).toISOString();
 }
 
+/** Bytes as people read them (powers of 1,000, as disks are sold). */
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB', 'PB'];
+  let value = n / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** The signed-in account's projects: a table, or one JSON object per line. */
+export async function projects(o: { server?: string; json?: boolean }): Promise<void> {
+  const { client } = await signedIn(o.server);
+  const { data } = await client.listProjects();
+  if (o.json) {
+    for (const p of data) process.stdout.write(`${JSON.stringify({ id: p.id, name: p.name, role: p.role, logCount: p.logCount, storedBytes: p.storedBytes, createdAt: p.createdAt })}\n`);
+    return;
+  }
+  if (data.length === 0) {
+    console.error('No projects yet: create one in the console.');
+    return;
+  }
+  const rows = [['NAME', 'ID', 'ROLE', 'LOGS', 'STORED'], ...data.map((p) => [p.name, p.id, p.role, p.logCount.toLocaleString('en'), formatBytes(p.storedBytes)])];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  // Numbers right-aligned, text left-aligned.
+  for (const r of rows) process.stdout.write(`${r.map((cell, i) => (i >= 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()}\n`);
+}
+
 export async function search(projectRef: string, o: FilterOptions & { server?: string; from?: string; to?: string; since?: string; limit?: string; json?: boolean }): Promise<void> {
   const { client } = await signedIn(o.server);
   const project = await resolveProject(client, projectRef);

@@ -53,6 +53,16 @@ describeEngines('loglane CLI against a server', (engine) => {
     const count = await s.request('GET', `/v1/projects/${project.id}`, { token: account.accessToken });
     expect(count.body.logCount).toBe(10_000);
 
+    // `projects` lists it with its logs and what they take on disk, as a table and as JSON.
+    const listed = await runCli(['projects'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^NAME +ID +ROLE +LOGS +STORED$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^cli project +${project.id} +owner +10,000 +[\\d.]+ (KB|MB)$`, 'm'));
+    const listedJson = await runCli(['projects', '--json'], env);
+    const mine = listedJson.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; logCount: number; storedBytes: number }).find((p) => p.id === project.id);
+    expect(mine).toMatchObject({ logCount: 10_000, storedBytes: expect.any(Number) });
+    expect(mine!.storedBytes).toBeGreaterThan(0);
+
     const plain = await runCli(['search', 'cli project', '-q', 'plain line 9998', '--json'], env);
     expect(plain.code).toBe(0);
     const found = plain.stdout.trim().split('\n').map((l) => JSON.parse(l) as { message: string; source: string; level: string });

@@ -14,6 +14,19 @@ export function formatCount(n: number): string {
   return new Intl.NumberFormat().format(n);
 }
 
+/** Bytes as people read them: `0 B`, `812 KB`, `3.4 MB`, `1.2 GB` (powers of 1,000, as disks are sold). */
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB', 'PB'];
+  let value = n / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
 export function relativeTime(iso: string | null, now = Date.now()): string {
   if (!iso) return 'never';
   const s = Math.round((now - new Date(iso).getTime()) / 1000);

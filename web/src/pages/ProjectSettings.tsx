@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../lib/api.ts';
 import { useApi, useToast } from '../lib/context.ts';
-import { formatCount, formatTime } from '../lib/format.ts';
+import { formatBytes, formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { CreatedDestination, Destination, Project } from '../lib/types.ts';
 import { needsRole } from '../lib/roles.ts';
@@ -69,6 +69,10 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
         <dl className="details">
           <dt>Logs held</dt>
           <dd>{formatCount(p.logCount)}</dd>
+          <dt>Stored on disk</dt>
+          <dd data-testid="stored-bytes" title={`${formatCount(p.storedBytes)} bytes: the logs and their indexes, compressed once older than the server's COMPACT_AFTER (updated within a minute)`}>
+            {formatBytes(p.storedBytes)}
+          </dd>
           <dt>Created</dt>
           <dd>{formatTime(p.createdAt)}</dd>
           <dt>Project id</dt>

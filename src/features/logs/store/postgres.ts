@@ -8,7 +8,7 @@ import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../../db/types.js';
 import { saveSummary, summarise } from './blocks/store.js';
-import { createPartitionMaintenance, DAY_MS, partitionName } from './partitions.js';
+import { createPartitionMaintenance } from './partitions.js';
 import { createPacker, type Packer } from './packs/packer.js';
 import { unpack } from './packs/codec.js';
 import { expire } from './packs/expire.js';
@@ -29,9 +29,11 @@ const PACKER_LOCK = 0x6c6f67_706b; // "logpk"
 /**
  * Deleted rows become reusable space once VACUUM has been over them; autovacuum comes round when
  * a fifth of a table is dead, which a day's partition being packed as it fills may not reach for
- * hours. So the partitions that packs emptied are vacuumed at most this often.
+ * hours. So the partitions that packs emptied are vacuumed at most this often (an index's emptied
+ * pages are reused only after a second pass: a short interval keeps what rows take near the
+ * rows that wait to be packed).
  */
-const VACUUM_EVERY_MS = 30_000;
+const VACUUM_EVERY_MS = 10_000;
 
 /** SQLSTATEs of transient failures: deadlock, serialization failure, lock not available, too many connections, admin shutdown. */
 const RETRYABLE_CODES = new Set(['40P01', '40001', '55P03', '53300', '57P01']);
@@ -65,20 +67,30 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
   /** Retention's batches that took logs, counted as they commit; a purge runs none (below). */
   const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
   const packer = createPacker();
-  /** Days (partitions) that packing took rows from since the last vacuum. */
-  const emptied = new Set<number>();
+  /** Partitions that packing took rows from since the last vacuum. */
+  const emptied = new Set<string>();
   let vacuumedAt = 0;
   let vacuuming: Promise<void> | undefined;
+  let vacuumLater: NodeJS.Timeout | undefined;
   function vacuumSoon(): void {
-    if (vacuuming || emptied.size === 0 || deps.now() - vacuumedAt < VACUUM_EVERY_MS) return;
+    if (vacuuming || emptied.size === 0) return;
+    const wait = vacuumedAt + VACUUM_EVERY_MS - deps.now();
+    if (wait > 0) {
+      // The last packs of a run are vacuumed too, once the interval has passed.
+      vacuumLater ??= setTimeout(() => {
+        vacuumLater = undefined;
+        vacuumSoon();
+      }, wait).unref();
+      return;
+    }
     vacuumedAt = deps.now();
-    const days = [...emptied];
+    const partitions = [...emptied];
     emptied.clear();
     vacuuming = (async () => {
-      for (const day of days) {
+      for (const partition of partitions) {
         // Not in a transaction (VACUUM cannot be); a partition gone meanwhile (retention) is no error.
-        await sql`vacuum ${sql.id(partitionName(day))}`.execute(db).catch((err: unknown) => {
-          if (codeOf(err) !== '42P01') deps.log.warn({ err, day }, 'vacuum after packing failed; autovacuum will get there');
+        await sql`vacuum ${sql.id(partition)}`.execute(db).catch((err: unknown) => {
+          if (codeOf(err) !== '42P01') deps.log.warn({ err, partition }, 'vacuum after packing failed; autovacuum will get there');
         });
       }
     })().finally(() => {
@@ -90,22 +102,24 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     reads: readDb,
     packer,
     async savePack(p) {
-      const outcome = await db.transaction().execute(async (tx): Promise<{ outcome: PackOutcome; minTs?: number; maxTs?: number }> => {
+      const outcome = await db.transaction().execute(async (tx): Promise<{ outcome: PackOutcome; partitions?: string[] }> => {
         const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${PACKER_LOCK}) as ok`.execute(tx);
         if (!rows[0]?.ok) return { outcome: 'busy' };
         // The block's row locked: a project's deletion (which deletes it) waits for this, or this for it.
-        const block = await packStatements.unpackedBlock(tx, p.projectId, p.firstSeq).select(['min_ts', 'max_ts']).forUpdate().executeTakeFirst();
+        const block = await packStatements.unpackedBlock(tx, p.projectId, p.firstSeq).forUpdate().executeTakeFirst();
         if (!block) return { outcome: 'skipped' };
         const count = await packStatements.countBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq).executeTakeFirstOrThrow();
         if (Number(count.n) !== p.logs) return { outcome: 'skipped' };
+        // The partitions the rows are in (a log's partition is its timestamp's day, or the default one).
+        const { rows: parts } = await sql<{ name: string }>`select distinct tableoid::regclass::text as name from logs where project_id = ${p.projectId} and seq >= ${p.firstSeq} and seq <= ${p.lastSeq}`.execute(tx);
         await packStatements.insertPack(tx, p.projectId, p.firstSeq, Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength)).execute();
         await packStatements.markPacked(tx, p.projectId, p.firstSeq, p.data.byteLength, p.logs).execute();
         await packStatements.deleteBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq).execute();
         await packStatements.deleteSliceFilters(tx, p.projectId, p.firstSeq).execute();
-        return { outcome: 'packed', minTs: Number(block.min_ts), maxTs: Number(block.max_ts) };
+        return { outcome: 'packed', partitions: parts.map((r) => r.name) };
       });
       if (outcome.outcome === 'packed') {
-        for (let day = Math.floor(outcome.minTs! / DAY_MS); day <= Math.floor(outcome.maxTs! / DAY_MS); day++) emptied.add(day);
+        for (const partition of outcome.partitions!) emptied.add(partition);
         vacuumSoon();
       }
       return outcome.outcome;
@@ -143,6 +157,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     },
     isUnavailable: postgresUnavailable,
     async close() {
+      if (vacuumLater) clearTimeout(vacuumLater);
       await vacuuming;
       await writer.close();
     },
