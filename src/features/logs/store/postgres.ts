@@ -67,34 +67,43 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
   /** Retention's batches that took logs, counted as they commit; a purge runs none (below). */
   const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
   const packer = createPacker();
-  /** Partitions that packing took rows from since the last vacuum. */
-  const emptied = new Set<string>();
+  /**
+   * Tables (partitions of `logs`, and the filters' table, which loses a block's slice filters when
+   * it is packed) that packing deleted from since the last vacuum, each with the passes it still
+   * needs: an index page emptied by one pass is reused only after the next, so each gets two.
+   */
+  const emptied = new Map<string, number>();
   let vacuumedAt = 0;
   let vacuuming: Promise<void> | undefined;
   let vacuumLater: NodeJS.Timeout | undefined;
   function vacuumSoon(): void {
-    if (vacuuming || emptied.size === 0) return;
+    if (vacuuming || vacuumLater || emptied.size === 0) return;
     const wait = vacuumedAt + VACUUM_EVERY_MS - deps.now();
     if (wait > 0) {
       // The last packs of a run are vacuumed too, once the interval has passed.
-      vacuumLater ??= setTimeout(() => {
+      vacuumLater = setTimeout(() => {
         vacuumLater = undefined;
         vacuumSoon();
       }, wait).unref();
       return;
     }
     vacuumedAt = deps.now();
-    const partitions = [...emptied];
-    emptied.clear();
+    const tables = [...emptied.keys()];
+    for (const table of tables) {
+      const passes = emptied.get(table)! - 1;
+      if (passes > 0) emptied.set(table, passes);
+      else emptied.delete(table);
+    }
     vacuuming = (async () => {
-      for (const partition of partitions) {
+      for (const table of tables) {
         // Not in a transaction (VACUUM cannot be); a partition gone meanwhile (retention) is no error.
-        await sql`vacuum ${sql.id(partition)}`.execute(db).catch((err: unknown) => {
-          if (codeOf(err) !== '42P01') deps.log.warn({ err, partition }, 'vacuum after packing failed; autovacuum will get there');
+        await sql`vacuum ${sql.id(table)}`.execute(db).catch((err: unknown) => {
+          if (codeOf(err) !== '42P01') deps.log.warn({ err, table }, 'vacuum after packing failed; autovacuum will get there');
         });
       }
     })().finally(() => {
       vacuuming = undefined;
+      vacuumSoon();
     });
   }
   return withSharedQueries(db, {
@@ -119,7 +128,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
         return { outcome: 'packed', partitions: parts.map((r) => r.name) };
       });
       if (outcome.outcome === 'packed') {
-        for (const partition of outcome.partitions!) emptied.add(partition);
+        for (const table of [...outcome.partitions!, 'log_block_blooms']) emptied.set(table, 2);
         vacuumSoon();
       }
       return outcome.outcome;
@@ -157,6 +166,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     },
     isUnavailable: postgresUnavailable,
     async close() {
+      emptied.clear();
       if (vacuumLater) clearTimeout(vacuumLater);
       await vacuuming;
       await writer.close();

@@ -5,33 +5,25 @@
  * (on PostgreSQL, under an advisory lock). A block nobody has summarised yet is simply read by
  * searches.
  */
+import { createBackgroundJob, type BackgroundJob } from '../background.js';
 import type { LogStore } from '../index.js';
 
-export interface IndexBuilder {
-  /** Builds what is due, within `budgetMs`; returns how many blocks it summarised. */
-  runOnce(budgetMs?: number): Promise<number>;
-  start(): void;
-  stop(): Promise<void>;
-}
+export type IndexBuilder = BackgroundJob;
 
 export function createIndexBuilder(store: Pick<LogStore, 'projectsBehind' | 'buildBlock'>, options: { blockLogs: number; intervalMs: number; log: { warn(obj: object, msg: string): void } }): IndexBuilder {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-  let stopped = false;
-
   /**
    * Round robin: one block per project that is behind, then again, until nothing is due or the
    * budget is spent; so a project with a long backlog (a bulk load) does not hold back the others,
    * and one whose block fails to build is logged and passed over instead of stopping the rest.
    */
-  async function run(budgetMs: number): Promise<number> {
+  async function run(budgetMs: number, stopped: () => boolean): Promise<number> {
     const until = Date.now() + budgetMs;
     let built = 0;
     let due = await store.projectsBehind(options.blockLogs, 100);
     while (due.length > 0) {
       const next: typeof due = [];
       for (const p of due) {
-        if (stopped || Date.now() > until) return built;
+        if (stopped() || Date.now() > until) return built;
         try {
           if (!(await store.buildBlock(p.id, p.next, p.next + options.blockLogs - 1))) return built; // another node is building
         } catch (err) {
@@ -49,24 +41,5 @@ export function createIndexBuilder(store: Pick<LogStore, 'projectsBehind' | 'bui
     return built;
   }
 
-  return {
-    runOnce(budgetMs = 60_000) {
-      running ??= run(budgetMs).finally(() => {
-        running = undefined;
-      });
-      return running;
-    },
-    start() {
-      timer = setInterval(() => {
-        if (running) return;
-        this.runOnce(options.intervalMs * 5).catch((err) => options.log.warn({ err }, 'the search index builder failed; it retries'));
-      }, options.intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      await running?.catch(() => {});
-    },
-  };
+  return createBackgroundJob(run, { intervalMs: options.intervalMs, failed: (err) => options.log.warn({ err }, 'the search index builder failed; it retries') });
 }

@@ -5,24 +5,16 @@
  * one transaction (its pack written, its rows deleted), so a process killed mid-way leaves either
  * the rows or the pack, never both nor neither; on PostgreSQL one node packs at a time.
  */
+import { createBackgroundJob, type BackgroundJob } from '../background.js';
 import type { LogStore } from '../index.js';
 
-export interface Compactor {
-  /** Packs what is due, within `budgetMs`; how many blocks it packed. */
-  runOnce(budgetMs?: number): Promise<number>;
-  start(): void;
-  stop(): Promise<void>;
-}
+export type Compactor = BackgroundJob;
 
 export function createCompactor(
   store: Pick<LogStore, 'blocksToPack' | 'packBlock'>,
   options: { compactAfterMs: number; intervalMs: number; now: () => number; log: { warn(obj: object, msg: string): void } },
 ): Compactor {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-  let stopped = false;
-
-  async function run(budgetMs: number): Promise<number> {
+  async function run(budgetMs: number, stopped: () => boolean): Promise<number> {
     const until = Date.now() + budgetMs;
     let packed = 0;
     for (;;) {
@@ -30,7 +22,7 @@ export function createCompactor(
       if (due.length === 0) return packed;
       let progress = 0;
       for (const b of due) {
-        if (stopped || Date.now() > until) return packed;
+        if (stopped() || Date.now() > until) return packed;
         try {
           const done = await store.packBlock(b.projectId, b.firstSeq, b.lastSeq);
           if (done === 'busy') return packed; // another node is packing
@@ -48,24 +40,5 @@ export function createCompactor(
     }
   }
 
-  return {
-    runOnce(budgetMs = 60_000) {
-      running ??= run(budgetMs).finally(() => {
-        running = undefined;
-      });
-      return running;
-    },
-    start() {
-      timer = setInterval(() => {
-        if (running) return;
-        this.runOnce(options.intervalMs * 5).catch((err) => options.log.warn({ err }, 'the compactor failed; it retries'));
-      }, options.intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      await running?.catch(() => {});
-    },
-  };
+  return createBackgroundJob(run, { intervalMs: options.intervalMs, failed: (err) => options.log.warn({ err }, 'the compactor failed; it retries') });
 }
