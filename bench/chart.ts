@@ -28,6 +28,14 @@
  *    there): a bar per run, logs/s grouped by node count, one bar colour per project count,
  *    labelled with logs/s and the ratio to one node.
  *
+ * 4. Disk per log against raw NDJSON → <out>/storage-ratio.svg, from <results>/latest-storage-<engine>-<logs>.json
+ *    as bench/storage.ts writes them (its EngineReport, as written: the largest <logs> of each engine is
+ *    charted; its "phase2Ratio" is the disk added by the second phase's logs over their raw NDJSON, and
+ *    "logsPerPhase" the logs in each phase): horizontal bars of disk added per raw NDJSON byte (lower is
+ *    better), the baseline before packing (measured at 0361e7e, kept here as constants since its result
+ *    files were overwritten), each engine packed, then the peers' published figures in grey, with the
+ *    target (0.15) as a dashed line.
+ *
  * Each chart is drawn when its input is there and skipped (with a note) when it is not. Exits 1 if
  * there was nothing to draw at all or an input file is malformed; 2 on bad options.
  */
@@ -416,6 +424,142 @@ export function clusterThroughputSvg(results: ClusterResults): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Disk per log against raw NDJSON (bench/storage.ts)
+
+/** What the storage chart reads of a bench:storage result (bench/storage.ts writes more). */
+interface StorageResultFile {
+  engine: 'sqlite' | 'postgres';
+  logsPerPhase: number;
+  phase2Ratio: number;
+  phase2BytesPerLog?: number;
+  phases?: { rawBytes: number; diskBytes: number }[];
+}
+
+/** Disk added per raw NDJSON byte before packing, measured by bench/storage.ts at 0361e7e (2 × 500,000 logs); its result files were overwritten since. */
+const STORAGE_BASELINE: { engine: 'sqlite' | 'postgres'; ratio: number }[] = [
+  { engine: 'sqlite', ratio: 1.509 },
+  { engine: 'postgres', ratio: 1.672 },
+];
+/** Peers' published figures (not measured here), drawn in grey. */
+const STORAGE_PEERS: { label: string; ratio: number }[] = [
+  { label: 'Grafana Loki (published, 212 GB benchmark)', ratio: 0.26 },
+  { label: 'Quickwit with its index (published)', ratio: 0.27 },
+  { label: 'VictoriaLogs (published)', ratio: 0.1 },
+];
+const STORAGE_TARGET = 0.15;
+const PEER_COLOUR = '#7F7F7F';
+
+/** The newest storage run of each engine: <results>/latest-storage-<engine>-<logs>.json with the largest <logs>. */
+function readStorageResults(dir: string): { files: (StorageResultFile & { file: string })[]; problems: string[] } {
+  const problems: string[] = [];
+  const best = new Map<string, { logs: number; name: string }>();
+  try {
+    for (const name of fs.readdirSync(dir)) {
+      const m = /^latest-storage-(sqlite|postgres)-(\d+)\.json$/.exec(name);
+      if (!m) continue;
+      const logs = Number(m[2]);
+      if (!best.has(m[1]!) || best.get(m[1]!)!.logs < logs) best.set(m[1]!, { logs, name });
+    }
+  } catch {
+    return { files: [], problems };
+  }
+  const files: (StorageResultFile & { file: string })[] = [];
+  for (const engine of ['sqlite', 'postgres']) {
+    const entry = best.get(engine);
+    if (!entry) continue;
+    const file = path.join(dir, entry.name);
+    let data: Partial<StorageResultFile> | null;
+    try {
+      data = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<StorageResultFile> | null;
+    } catch (err) {
+      problems.push(`${file}: not JSON (${err instanceof Error ? err.message : String(err)})`);
+      continue;
+    }
+    if (typeof data !== 'object' || data === null || data.engine !== engine) problems.push(`${file}: engine must be "${engine}" (got ${JSON.stringify(data?.engine)})`);
+    else if (typeof data.phase2Ratio !== 'number' || !(data.phase2Ratio >= 0)) problems.push(`${file}: phase2Ratio must be a number (got ${JSON.stringify(data.phase2Ratio)})`);
+    else if (typeof data.logsPerPhase !== 'number' || !(data.logsPerPhase > 0)) problems.push(`${file}: logsPerPhase must be a positive number (got ${JSON.stringify(data.logsPerPhase)})`);
+    else files.push({ ...(data as StorageResultFile), file });
+  }
+  return { files, problems };
+}
+
+export function storageRatioSvg(files: StorageResultFile[]): string {
+  const bars: { label: string; ratio: number; colour: string; opacity: number; tip: string; group: number }[] = [];
+  for (const b of STORAGE_BASELINE) {
+    const label = `Loglane ${ENGINE_NAMES[b.engine]}, before packing (0361e7e)`;
+    bars.push({ label, ratio: b.ratio, colour: COLOURS[b.engine === 'sqlite' ? 0 : 1]!, opacity: 0.45, tip: `${label}: ${b.ratio.toFixed(3)} (bench/storage.ts, 2 × 500,000 logs)`, group: 0 });
+  }
+  for (const f of files) {
+    const label = `Loglane ${ENGINE_NAMES[f.engine]}, packed`;
+    const phase2 = f.phases?.[1];
+    const detail = [
+      `${f.logsPerPhase.toLocaleString('en-US')} logs per phase`,
+      phase2 ? `${(phase2.rawBytes / 1e6).toFixed(1)} MB of NDJSON in phase 2` : '',
+      f.phase2BytesPerLog !== undefined ? `${f.phase2BytesPerLog} bytes per log` : '',
+    ].filter(Boolean).join(', ');
+    bars.push({ label, ratio: f.phase2Ratio, colour: COLOURS[f.engine === 'sqlite' ? 0 : 1]!, opacity: 1, tip: `${label}: ${f.phase2Ratio.toFixed(3)} (bench/storage.ts: ${detail})`, group: 0 });
+  }
+  for (const p of STORAGE_PEERS) bars.push({ label: p.label, ratio: p.ratio, colour: PEER_COLOUR, opacity: 1, tip: `${p.label}: ${p.ratio.toFixed(3)} (their published figure, not measured here)`, group: 1 });
+
+  const sizes = [...new Set(files.map((f) => f.logsPerPhase))];
+  const logsText = sizes.length === 1 ? `2 × ${sizes[0]!.toLocaleString('en-US')} realistic logs` : `2 × ${files.map((f) => `${f.logsPerPhase.toLocaleString('en-US')} (${ENGINE_NAMES[f.engine]})`).join(' or ')} realistic logs`;
+  const title = `Disk per log, against the NDJSON it arrived as (${logsText}; lower is better)`;
+
+  // x from 0 to the next tenth above the largest value; ticks every 0.2 (or as linearTicks finds) inside it.
+  const maxV = Math.max(STORAGE_TARGET, ...bars.map((b) => b.ratio));
+  const top = (Math.floor(maxV * 10 + 1e-9) + 1) / 10;
+  const ticks = linearTicks(0, top, 10).filter((t) => t <= top + 1e-9);
+  const barH = 24;
+  const barGap = 10;
+  const groupGap = 22;
+  const labelW = 300;
+  // Wide enough for the title in a wide fallback font (DejaVu Sans).
+  const plotW = 620;
+  const margin = { left: 20 + labelW, right: 70, top: 96, bottom: 56 };
+  const groups = new Set(bars.map((b) => b.group)).size;
+  const plotH = bars.length * barH + (bars.length - 1) * barGap + (groups - 1) * (groupGap - barGap) + 2 * barGap;
+  const width = margin.left + plotW + margin.right;
+  const height = margin.top + plotH + margin.bottom;
+  const x0 = margin.left;
+  const y0 = margin.top;
+  const px = (v: number) => x0 + (v / top) * plotW;
+
+  const body: string[] = [];
+  body.push(text(width / 2, 28, title, { 'text-anchor': 'middle', 'font-size': 18, 'font-weight': 600 }));
+  const sub = [
+    'Loglane: disk added by the second phase over its raw NDJSON (bench/storage.ts, phase2Ratio)',
+    'Grey: other systems’ published figures, not measured here',
+  ];
+  sub.forEach((line, i) => body.push(text(width / 2, 48 + i * 16, line, { 'text-anchor': 'middle', fill: '#555' })));
+
+  for (const t of ticks) {
+    const x = px(t);
+    body.push(`<line x1="${num(x)}" y1="${y0}" x2="${num(x)}" y2="${y0 + plotH}" stroke="#e5e5e5"/>`);
+    body.push(text(x, y0 + plotH + 18, String(t), { 'text-anchor': 'middle', fill: '#333' }));
+  }
+  body.push(`<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y0 + plotH}" stroke="#999"/>`);
+  body.push(`<line x1="${x0}" y1="${y0 + plotH}" x2="${x0 + plotW}" y2="${y0 + plotH}" stroke="#999"/>`);
+  body.push(text(x0 + plotW / 2, y0 + plotH + 40, 'disk added per raw NDJSON byte', { 'text-anchor': 'middle' }));
+
+  // The target under the bars, so a value label's white halo keeps it legible where the two cross.
+  const tx = px(STORAGE_TARGET);
+  body.push(`<line x1="${num(tx)}" y1="${y0 - 4}" x2="${num(tx)}" y2="${y0 + plotH}" stroke="#009E73" stroke-width="2" stroke-dasharray="6 3"/>`);
+  body.push(text(tx, y0 - 8, `target ≤ ${STORAGE_TARGET}`, { 'text-anchor': 'middle', fill: '#009E73', 'font-weight': 600 }));
+
+  let y = y0 + barGap;
+  bars.forEach((b, i) => {
+    if (i > 0 && b.group !== bars[i - 1]!.group) y += groupGap - barGap;
+    const w = px(b.ratio) - x0;
+    body.push(text(x0 - 8, y + barH / 2 + 4, b.label, { 'text-anchor': 'end', fill: b.group === 1 ? '#555' : '#000' }));
+    body.push(`<rect x="${x0}" y="${num(y)}" width="${num(w)}" height="${barH}" fill="${b.colour}"${b.opacity < 1 ? ` fill-opacity="${b.opacity}"` : ''}><title>${esc(b.tip)}</title></rect>`);
+    body.push(text(x0 + w + 5, y + barH / 2 + 4, b.ratio.toFixed(3), { fill: '#000', 'paint-order': 'stroke', stroke: '#fff', 'stroke-width': 3 }));
+    y += barH + barGap;
+  });
+
+  return svgDocument(width, height, title, body);
+}
+
+// ---------------------------------------------------------------------------------------------
 
 function main(): number {
   let values;
@@ -494,6 +638,16 @@ function main(): number {
     failed = true;
   } else {
     console.log(`cluster throughput: no ${clusterFile}; not drawn (npm run bench:cluster writes it)`);
+  }
+
+  const storage = readStorageResults(values.results);
+  for (const p of storage.problems) console.error(`skipped: ${p}`);
+  if (storage.problems.length > 0) failed = true;
+  if (storage.files.length > 0) {
+    console.log(`storage ratio: ${storage.files.map((f) => path.basename(f.file)).join(', ')}`);
+    write('storage-ratio.svg', storageRatioSvg(storage.files));
+  } else {
+    console.log(`storage ratio: no ${path.join(values.results, 'latest-storage-*.json')}; not drawn (npm run bench:storage writes them)`);
   }
 
   if (drawn === 0) {
