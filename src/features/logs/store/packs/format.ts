@@ -11,16 +11,10 @@
  * bytes and decompresses before `decodeBody`.
  */
 
-/** A log as a pack holds it (project_id is the pack's). */
-export interface PackedLog {
-  seq: number;
-  ts: number;
-  received_at: number;
-  level: number;
-  source: string | null;
-  message: string;
-  metadata: string | null;
-}
+import type { LogsTable } from '../../../../db/types.js';
+
+/** A log as a pack holds it: a stored row without its project (the pack's). */
+export type PackedLog = Omit<LogsTable, 'project_id'>;
 
 export const FORMAT = 1;
 

@@ -153,6 +153,11 @@ export async function mergeSince(db: Executor, projectId: string, afterSeq: numb
   const packs = await packsAfter(db, projectId, afterSeq, upToSeq, limit);
   const seen = new Set(all.map((r) => r.seq));
   for (const p of packs) {
+    // Packs come in seq order: once `limit` logs lie before this one, it and the rest cannot be
+    // among the first `limit`, so a tail resumed from far back opens about one pack per read.
+    let before = 0;
+    for (const r of all) if (r.seq < p.firstSeq) before++;
+    if (before >= limit) break;
     for (const row of await packRows(db, projectId, p)) {
       if (row.seq <= afterSeq || (upToSeq !== undefined && row.seq > upToSeq) || (minTs !== undefined && row.ts < minTs) || seen.has(row.seq)) continue;
       all.push(row);

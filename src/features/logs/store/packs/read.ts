@@ -1,7 +1,7 @@
 /**
  * Reading packs: which packed blocks a read must look into, their logs (decoded once, kept in a
  * small cache by bytes, since a page and the next one, or a search's slices, read the same pack
- * again), and the SQL part of a filter applied to a pack's logs in the app.
+ * again). What a read keeps of a pack's logs is merge.ts's.
  *
  * How a read stays exact while blocks are being packed: a block's rows leave `logs` in the
  * transaction that writes its pack, and a pack goes away only when its logs are deleted. So a read
@@ -11,18 +11,12 @@
  * if a block was packed in between (see `stablePacks`).
  */
 import type { Executor, LogsTable } from '../../../../db/types.js';
-import type { LogFilter } from '../../filter.js';
+import type { BlockSpan } from '../blocks/rows.js';
 import { unpack } from './codec.js';
 import type { PackedLog } from './format.js';
 
-/** A packed block as the block list tells it. */
-export interface PackSpan {
-  firstSeq: number;
-  lastSeq: number;
-  minTs: number;
-  maxTs: number;
-  levelMask: number;
-  logs: number;
+/** A packed block as the block list tells it: its summary's span and its pack's size. */
+export interface PackSpan extends BlockSpan {
   bytes: number;
 }
 
@@ -130,32 +124,6 @@ export async function packRows(db: Executor, projectId: string, span: PackSpan):
     cachedBytes -= v.bytes;
   }
   return rows;
-}
-
-/** Forgets the project's decoded packs (its logs were deleted or rewritten). */
-export function forgetPacks(projectId: string): void {
-  for (const [k, v] of cache) {
-    if (k.startsWith(`${projectId}\u0000`)) {
-      cache.delete(k);
-      cachedBytes -= v.bytes;
-    }
-  }
-}
-
-/**
- * The part of a filter SQL applies to rows (time, levels, source, `q`), applied to a pack's logs:
- * what the row read would have returned. The rest (pattern, query) is decided in the app after,
- * for rows of either form alike. `q` is given by the engine's statements (the same meaning as its
- * SQL: see LogSql.messageMatches).
- */
-export function sqlPartOf(filter: LogFilter, qMatches: (message: string, q: string) => boolean): (row: LogsTable) => boolean {
-  const { from, to, levels, source, q } = filter;
-  return (row) =>
-    (from === undefined || row.ts >= from) &&
-    (to === undefined || row.ts <= to) &&
-    (levels === undefined || levels.includes(row.level)) &&
-    (source === undefined || row.source === source) &&
-    (q === undefined || qMatches(row.message, q));
 }
 
 /** Whether the pack may hold logs of these levels. */
