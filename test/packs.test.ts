@@ -84,10 +84,23 @@ describeEngines('packed blocks change no answer', (engine) => {
   const to = times[times.length - 1]! + shift + (COPIES - 1) * DAY;
   const range = `from=${from}&to=${to}`;
 
-  /** Copy c is the table moved `shift` + c days on, in fixture order. */
+  /**
+   * Copy c is the table moved `shift` + c days on, shuffled (seeded, per copy): logs then reach a
+   * block out of time order, as from many shippers, and a pack's seq order is not its time order.
+   */
+  const shuffled = <T>(items: readonly T[], seed: number): T[] => {
+    const out = [...items];
+    let state = seed;
+    for (let i = out.length - 1; i > 0; i--) {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      const j = state % (i + 1);
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
+    return out;
+  };
   const copies = () =>
     Array.from({ length: COPIES }, (_, c) =>
-      QUERY_LOGS.map((l) => ({
+      shuffled(QUERY_LOGS, 17 + c).map((l) => ({
         message: l.message,
         level: LEVELS[l.level],
         timestamp: l.ts + shift + c * DAY,

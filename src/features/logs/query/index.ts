@@ -37,7 +37,7 @@ export { MAX_DEPTH, MAX_QUERY_CHARS, MAX_QUERY_PROGRAM_SIZE, MAX_TERMS, queryErr
 export { FOLDS_TO_ASCII, fold } from './text.js';
 export { evaluate, inlineRegexes, type T3 } from './eval.js';
 export { DECISION_BUDGET, evalCounters, LogView, resetEvalCounters } from './view.js';
-export { needlesOf, prefilterOf, type Needle, type Prefilter } from './prefilter.js';
+export { needlesOf, needlesTest, prefilterOf, type Needle, type Prefilter } from './prefilter.js';
 
 export interface Query {
   readonly text: string;

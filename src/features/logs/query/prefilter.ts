@@ -118,7 +118,14 @@ export const FOLDS_INTO: Readonly<Record<string, string>> = { i: '\u0130', k: '\
 
 /** The query's prefilter, or undefined when no conjunct gives one (every log passes). */
 export function prefilterOf(root: Node): Prefilter | undefined {
-  const needles = needlesOf(root);
+  return needlesTest(needlesOf(root));
+}
+
+/**
+ * A log's test for needles (a query's, or those a read was given for SQL): its raw text holds each,
+ * as SQL tests them (a superset of what the query matches); undefined for no needles.
+ */
+export function needlesTest(needles: readonly Needle[]): Prefilter | undefined {
   if (needles.length === 0) return undefined;
   return (log) => {
     const message = log.message;

@@ -5,7 +5,7 @@
  */
 import type { Executor, LogsTable } from '../../../../db/types.js';
 import type { LogFilter } from '../../filter.js';
-import { fold, narrowing } from '../../query/index.js';
+import { fold, narrowing, needlesTest } from '../../query/index.js';
 import type { PageKey, Position } from '../repository.js';
 import { packMayHoldLevels, packRows, packsInRange, packsInSeqs, stablePacks, type PackSpan } from './read.js';
 
@@ -34,6 +34,8 @@ export function sqlPart(filter: LogFilter): { from?: number; to?: number; levels
   }
   const { source } = filter;
   const q = filter.q === undefined ? undefined : fold(filter.q);
+  // The needles a read was given for SQL (a search through the skip index): as SQL tests them.
+  const needles = needlesTest(filter.needles ?? []);
   return {
     from,
     to,
@@ -43,7 +45,8 @@ export function sqlPart(filter: LogFilter): { from?: number; to?: number; levels
       (to === undefined || row.ts <= to) &&
       (levels === undefined || levels.includes(row.level)) &&
       (source === undefined || row.source === source) &&
-      (q === undefined || fold(row.message).includes(q)),
+      (q === undefined || fold(row.message).includes(q)) &&
+      (needles === undefined || needles(row)),
   };
 }
 
@@ -59,17 +62,21 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
   const packs = await packsInRange(db, projectId, part.from, upper);
   if (packs.length === 0) return hot;
   packs.sort((a, b) => b.maxTs - a.maxTs);
-  let out = hot.map(numeric);
+  // The page so far, newest first and at most `limit` long between packs; packed logs stay rows
+  // until the end, so that only the page's are made into R.
+  let out: (R | LogsTable)[] = hot.map(numeric);
+  const packed = new Set<LogsTable>();
   const seen = new Set(out.map((r) => r.seq));
   for (const p of packs) {
-    if (out.length >= limit && p.maxTs < out[limit - 1]!.ts) break;
+    // Past a full page, only a log newer than its last can change it (the page is sorted here).
+    const floor = out.length >= limit ? out[limit - 1]! : undefined;
+    if (floor && p.maxTs < floor.ts) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
     let added = false;
     for (const row of await packRows(db, projectId, p)) {
-      if (seen.has(row.seq) || !part.test(row) || !isBefore(row, before)) continue;
-      // Past a full page, only a log newer than its last can change it.
-      if (out.length >= limit && newestFirst(row, out[limit - 1]!) >= 0) continue;
-      out.push(toR(row));
+      if (seen.has(row.seq) || (floor && newestFirst(row, floor) >= 0) || !part.test(row) || !isBefore(row, before)) continue;
+      out.push(row);
+      packed.add(row);
       seen.add(row.seq);
       added = true;
     }
@@ -78,7 +85,7 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
       if (out.length > limit) out = out.slice(0, limit);
     }
   }
-  return out;
+  return out.map((r) => (packed.has(r as LogsTable) ? toR(r as LogsTable) : (r as R)));
 }
 
 /** A log's size as PageKey.bytes counts it (UTF-8 bytes of its message, metadata and source). */
@@ -113,6 +120,18 @@ export async function mergeRowsAt(db: Executor, projectId: string, keys: readonl
   return out;
 }
 
+/** The index of the first of `rows` (in seq order) whose seq is at least `seq`. */
+function firstAtOrAfter(rows: readonly { seq: number }[], seq: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * The logs of seqs [first, last] the filter's SQL part admits, strictly before `before`: the first
  * `limit` by seq, newest first (as repository.ts findInSeqRange), rows and packs together.
@@ -128,9 +147,12 @@ export async function mergeSeqRange(db: Executor, projectId: string, filter: Log
   for (const p of packs) {
     if (p.firstSeq > hotEnd) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
-    for (const row of await packRows(db, projectId, p)) {
-      if (row.seq < first || (last !== undefined && row.seq > last) || row.seq > hotEnd || seen.has(row.seq)) continue;
-      if (!part.test(row) || !isBefore(row, before)) continue;
+    const rows = await packRows(db, projectId, p);
+    // A pack's rows are in seq order: only those from `first` on are looked at.
+    for (let i = firstAtOrAfter(rows, first); i < rows.length; i++) {
+      const row = rows[i]!;
+      if ((last !== undefined && row.seq > last) || row.seq > hotEnd) break;
+      if (seen.has(row.seq) || !part.test(row) || !isBefore(row, before)) continue;
       all.push(row);
       seen.add(row.seq);
     }
