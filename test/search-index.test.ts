@@ -361,6 +361,44 @@ describeEngines('the skip index never changes an answer (differential)', (engine
     await s.database.db.deleteFrom('log_block_blooms').where('project_id', '=', project.id).where('first_seq', '=', holding.first_seq).where('part', '>=', 1_000_000).execute();
     expect((await search()).blocksRead).toBeLessThanOrEqual(3);
   });
+
+  // Last in this group: it leaves logs unsummarised, which the tests above count when they build.
+  it('a needle search goes through the index while many logs are not summarised yet (after a burst): exact, the tail read a block at a time', async () => {
+    const project = await createProject(s, owner, 'burst');
+    const t = T1 - DAY;
+    const logOf = (i: number) => ({ timestamp: t + i * 1000, level: 'info', message: `request done reqid=q${i}`, metadata: { reqId: `q${i % 97}`, ...(i >= 10 * BLOCK ? { burst: i } : {}) } });
+    expect((await ingest(s, project.apiKey, Array.from({ length: 10 * BLOCK }, (_, i) => logOf(i)))).status).toBe(202);
+    expect(await s.app.services.logs.buildIndex()).toBe(10);
+    // The burst: 12 blocks' worth, more than the 4 a scan would otherwise be preferred past.
+    expect((await ingest(s, project.apiKey, Array.from({ length: 12 * BLOCK }, (_, i) => logOf(10 * BLOCK + i)))).status).toBe(202);
+    const tail = 12 * BLOCK;
+    const page = async (mode: 'on' | 'off', query: string) => {
+      s.app.services.logs.setSearchIndex(mode);
+      const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t - 1}&limit=100`, { token: owner.accessToken });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.map((l) => String(l.metadata.reqId));
+    };
+    for (const query of ['@reqId:q5', '@reqId:q96 OR @reqId:q7']) {
+      const before = s.app.services.logs.lastIndexReport();
+      const found = await page('on', query);
+      const report = s.app.services.logs.lastIndexReport()!;
+      expect(report, query).not.toBe(before);
+      expect(found, query).toEqual(await page('off', query));
+      expect(found.length, query).toBe(query.includes('OR') ? Math.ceil((22 * BLOCK - 96) / 97) + Math.ceil((22 * BLOCK - 7) / 97) : Math.ceil((22 * BLOCK - 5) / 97));
+      // The whole tail, a block's seqs per read at most, and of the summarised blocks only the candidates.
+      expect(report.seqsRead, query).toBeGreaterThanOrEqual(tail);
+      expect(report.blocksRead, query).toBeGreaterThanOrEqual(12);
+    }
+    // Without a needle to test in SQL, a long tail is left to the scan (the last report stays), even
+    // where every summarised block rules the query out.
+    s.app.services.logs.setSearchIndex('on');
+    const before = s.app.services.logs.lastIndexReport();
+    const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent('@burst:*')}&from=${t - 1}&limit=5`, { token: owner.accessToken });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.length).toBe(5);
+    expect(s.app.services.logs.lastIndexReport()).toBe(before);
+    await s.app.services.logs.buildIndex();
+  });
 });
 
 describeEngines('the skip index under retention and project deletion', (engine) => {

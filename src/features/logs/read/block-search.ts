@@ -169,14 +169,21 @@ async function candidateSegments(store: IndexReads, projectId: string, filter: L
   const state = await store.indexState(projectId);
   if (!state) return undefined;
   const { lastSeq, next } = state;
-  // The logs not summarised yet are read whole: past a few blocks' worth, scanning is as good.
-  if (lastSeq - next + 1 > 4 * options.blockLogs) return undefined;
+  // The logs not summarised yet are all read. With the query's needles in SQL only the logs holding
+  // them travel, so that costs the engine a text test per log, far less than a scan of the range
+  // (while the builder catches up after a burst, say). Without needles, past a few blocks' worth of
+  // them, the scan's newest-first early stop does as well.
+  const tail = lastSeq - next + 1;
+  if (tail > 4 * options.blockLogs && !options.force && !(filter.query && needlesOf(filter.query.root).length > 0)) return undefined;
   const blocks = await store.blocksInRange(projectId, filter.from, Number.isFinite(upper) ? upper : undefined, items);
   const holds = holdsBy(items);
   const candidates = blocks.filter((b) => options.allMaybe || blockMay(need, b, b.mayHold && holds(b.mayHold)));
   // When most blocks may match, the index saves little and the scan's early stop does better.
   if (!options.force && blocks.length >= 8 && candidates.length > blocks.length / 2) return undefined;
-  const segments = [...(next <= lastSeq ? [{ first: next, last: lastSeq, minTs: Number.NEGATIVE_INFINITY, maxTs: Number.POSITIVE_INFINITY }] : []), ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, minTs: b.minTs, maxTs: b.maxTs, block: b }))];
+  // The tail in runs of a block's seqs at most, newest first, so that one read looks at that many logs at most.
+  const unsummarised: Segment[] = [];
+  for (let last = lastSeq; last >= next; last -= options.blockLogs) unsummarised.push({ first: Math.max(next, last - options.blockLogs + 1), last, minTs: Number.NEGATIVE_INFINITY, maxTs: Number.POSITIVE_INFINITY });
+  const segments = [...unsummarised, ...candidates.map((b) => ({ first: b.firstSeq, last: b.lastSeq, minTs: b.minTs, maxTs: b.maxTs, block: b }))];
   return { segments, need, items, report: { blocksInRange: blocks.length, blocksRead: 0, seqsRead: 0, rowsRead: 0 } };
 }
 
@@ -207,7 +214,8 @@ export async function searchIndexed(
     for await (const read of segmentRows(store, projectId, blockFilter, before, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
-      if (verdicts.some((v) => v === undefined)) {
+      // Out of time: a log left undecided, or reads that found nothing to decide past the deadline.
+      if (verdicts.some((v) => v === undefined) || Date.now() > deadline) {
         // Out of time. What is newer than anything this block and those after it can hold is final.
         const sure = found.filter((r) => Number(r.ts) > seg.maxTs).sort(after);
         if (sure.length === 0) return { outOfBudget: true };
@@ -250,6 +258,7 @@ export async function eachIndexed(
     for await (const read of segmentRows(store, projectId, blockFilter, undefined, seg, report, options.blockLogs)) {
       const rows = prefilter ? read.filter(prefilter) : read;
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
+      if (Date.now() > deadline) return { outOfBudget: true };
       for (let i = 0; i < rows.length; i++) {
         if (verdicts[i] === undefined) return { outOfBudget: true };
         if (verdicts[i]) onMatch(rows[i]!);
