@@ -100,11 +100,13 @@ export interface LogStore {
   /** Blocks summarised at or before `builtBefore` and not packed yet, oldest summaries first. */
   blocksToPack(builtBefore: number, limit: number): Promise<{ projectId: string; firstSeq: number; lastSeq: number }[]>;
   /**
-   * Packs the block [first, last]: its rows read, packed off the event loop, then in one
-   * transaction the pack written and the rows deleted. 'skipped' when the block changed or went
-   * meanwhile (it is tried again later), 'busy' when another node is packing.
+   * Packing the block [first, last] is two steps, so that the compactor reads and packs the next
+   * block while this one is saved: preparePack reads its rows and packs them off the event loop;
+   * savePack then, in one transaction, writes the pack and deletes the rows. 'skipped' when the block
+   * changed or went meanwhile (it is tried again later), 'busy' when another node is packing.
    */
-  packBlock(projectId: string, first: number, last: number): Promise<PackOutcome>;
+  preparePack(projectId: string, first: number, last: number): Promise<PackToSave>;
+  savePack(pack: PackToSave): Promise<PackOutcome>;
   /** The bytes each project's logs and their indexes take on disk, estimated (packs/size.ts), at most a minute old. */
   storedBytes(projectIds: string[]): Promise<Map<string, number>>;
   /** The whole store's bytes by part (logs in rows, packs, the skip index), estimated likewise: the /metrics gauge. */
@@ -156,7 +158,7 @@ export interface PackToSave {
   data: Uint8Array;
 }
 
-type SharedQueries = 'blocksToPack' | 'packBlock' | 'storedBytes' | 'storeBytes' | 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
+type SharedQueries = 'blocksToPack' | 'preparePack' | 'savePack' | 'storedBytes' | 'storeBytes' | 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
 
 /** An engine's own part of a store; withSharedQueries adds the rest. */
 export type EngineStore = Omit<LogStore, SharedQueries> & {
@@ -182,11 +184,11 @@ export function withSharedQueries(db: Db, engine: EngineStore, now: () => number
       await packer.close();
     },
     blocksToPack: async (builtBefore, limit) => (await blocksToPack(db, builtBefore, limit).execute()).map((r) => ({ projectId: r.project_id, firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq) })),
-    async packBlock(projectId, first, last) {
+    async preparePack(projectId, first, last) {
       const logs = await blockRows(db, projectId, first, last);
-      const data = await packer.pack(logs);
-      return savePack({ projectId, firstSeq: first, lastSeq: last, logs: logs.length, data });
+      return { projectId, firstSeq: first, lastSeq: last, logs: logs.length, data: await packer.pack(logs) };
     },
+    savePack,
     page: async (projectId, filter, before, limit) => mergePage(reads, projectId, filter, before, limit, await repo.findPage(reads, projectId, filter, before, limit, sql), (row) => row),
     pageKeys: async (projectId, filter, before, limit) => mergePage(reads, projectId, filter, before, limit, await repo.findPageKeys(reads, projectId, filter, before, limit, sql), keyOf),
     rowsAt: async (projectId, keys) => mergeRowsAt(reads, projectId, keys, await repo.findRowsAt(reads, projectId, keys, sql)),

@@ -11,9 +11,22 @@ import type { LogStore } from '../index.js';
 export type Compactor = BackgroundJob;
 
 export function createCompactor(
-  store: Pick<LogStore, 'blocksToPack' | 'packBlock'>,
+  store: Pick<LogStore, 'blocksToPack' | 'preparePack' | 'savePack'>,
   options: { compactAfterMs: number; intervalMs: number; now: () => number; log: { warn(obj: object, msg: string): void } },
 ): Compactor {
+  type Due = Awaited<ReturnType<typeof store.blocksToPack>>[number];
+  /** A block read and packed, or why not (its failure is logged when its turn to be saved comes). */
+  const prepare = (b: Due) => store.preparePack(b.projectId, b.firstSeq, b.lastSeq).then(
+    (pack) => ({ pack }),
+    (err: unknown) => ({ err }),
+  );
+
+  /**
+   * The blocks due, oldest summaries first, in a pipeline of two: the next block is read and packed
+   * (the read on the event loop, the packing on the packer's thread) while this one is saved (on
+   * SQLite the writer's thread, on PostgreSQL the connection), so that each part waits less on the
+   * others. One save at a time: on PostgreSQL a save holds the packers' lock.
+   */
   async function run(budgetMs: number, stopped: () => boolean): Promise<number> {
     const until = Date.now() + budgetMs;
     let packed = 0;
@@ -21,11 +34,19 @@ export function createCompactor(
       const due = await store.blocksToPack(options.now() - options.compactAfterMs, 64);
       if (due.length === 0) return packed;
       let progress = 0;
-      for (const b of due) {
+      let next = prepare(due[0]!);
+      for (let i = 0; i < due.length; i++) {
+        const b = due[i]!;
+        const ready = await next;
         if (stopped() || Date.now() > until) return packed;
+        if (i + 1 < due.length) next = prepare(due[i + 1]!);
         try {
-          const done = await store.packBlock(b.projectId, b.firstSeq, b.lastSeq);
-          if (done === 'busy') return packed; // another node is packing
+          if ('err' in ready) throw ready.err;
+          const done = await store.savePack(ready.pack);
+          if (done === 'busy') {
+            await next; // another node is packing: what was prepared is dropped
+            return packed;
+          }
           if (done === 'packed') {
             packed++;
             progress++;
