@@ -58,34 +58,41 @@ export function sqlPart(filter: LogFilter): { from?: number; to?: number; levels
 export async function mergePage<R extends { ts: number; seq: number }>(db: Executor, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, hot: R[], toR: (row: LogsTable) => R): Promise<R[]> {
   const part = sqlPart(filter);
   const upper = before === undefined ? part.to : Math.min(before.ts, part.to ?? Number.POSITIVE_INFINITY);
-  if (part.levels?.length === 0) return hot;
+  if (part.levels?.length === 0 || limit <= 0) return hot;
   const packs = await packsInRange(db, projectId, part.from, upper);
   if (packs.length === 0) return hot;
   packs.sort((a, b) => b.maxTs - a.maxTs);
-  // The page so far, newest first and at most `limit` long between packs; packed logs stay rows
-  // until the end, so that only the page's are made into R.
-  let out: (R | LogsTable)[] = hot.map(numeric);
-  const packed = new Set<LogsTable>();
+  // The page so far: newest first, at most `limit` long, at all times.
+  const out = hot.map(numeric);
   const seen = new Set(out.map((r) => r.seq));
   for (const p of packs) {
-    // Past a full page, only a log newer than its last can change it (the page is sorted here).
-    const floor = out.length >= limit ? out[limit - 1]! : undefined;
-    if (floor && p.maxTs < floor.ts) break;
+    if (out.length >= limit && p.maxTs < out[limit - 1]!.ts) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
-    let added = false;
-    for (const row of await packRows(db, projectId, p)) {
-      if (seen.has(row.seq) || (floor && newestFirst(row, floor) >= 0) || !part.test(row) || !isBefore(row, before)) continue;
-      out.push(row);
-      packed.add(row);
+    const rows = await packRows(db, projectId, p);
+    // Highest seqs first: logs mostly arrive in time order, so the page fills with the pack's
+    // newest and most of the rest is passed over by one comparison with the page's last.
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const row = rows[i]!;
+      if (out.length >= limit && newestFirst(row, out[limit - 1]!) >= 0) continue;
+      if (seen.has(row.seq) || !part.test(row) || !isBefore(row, before)) continue;
       seen.add(row.seq);
-      added = true;
-    }
-    if (added) {
-      out.sort(newestFirst);
-      if (out.length > limit) out = out.slice(0, limit);
+      out.splice(insertionPoint(out, row), 0, toR(row));
+      if (out.length > limit) out.pop();
     }
   }
-  return out.map((r) => (packed.has(r as LogsTable) ? toR(r as LogsTable) : (r as R)));
+  return out;
+}
+
+/** Where `row` goes in `page` (newest first) to keep it so. */
+function insertionPoint(page: readonly { ts: number; seq: number }[], row: { ts: number; seq: number }): number {
+  let lo = 0;
+  let hi = page.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (newestFirst(page[mid]!, row) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** A log's size as PageKey.bytes counts it (UTF-8 bytes of its message, metadata and source). */

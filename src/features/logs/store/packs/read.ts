@@ -33,18 +33,29 @@ export async function packsInRange(db: Executor, projectId: string, from: number
   return rows.map(spanOf);
 }
 
-/** The project's packed blocks holding seqs in [first, last] (last undefined: no upper end), oldest first, at most `limit`. */
+/**
+ * The project's packed blocks holding seqs in [first, last] (last undefined: no upper end), oldest
+ * first, at most `limit`. Blocks do not overlap, so these are the block starting at or before
+ * `first` and those starting after it up to `last`: two seeks on the key (project_id, first_seq),
+ * where one condition on both ends would read every block before `last`.
+ */
 export async function packsInSeqs(db: Executor, projectId: string, first: number, last: number | undefined, limit?: number): Promise<PackSpan[]> {
-  let q = db
-    .selectFrom('log_blocks')
-    .select(['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'])
-    .where('project_id', '=', projectId)
-    .where('packed', '>', 0)
-    .where('last_seq', '>=', first);
-  if (last !== undefined) q = q.where('first_seq', '<=', last);
-  q = q.orderBy('first_seq');
-  if (limit !== undefined) q = q.limit(limit);
-  return (await q.execute()).map(spanOf);
+  const columns = ['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'] as const;
+  const holdingFirst = db.selectFrom('log_blocks').select(columns).where('project_id', '=', projectId).where('first_seq', '<=', first).orderBy('first_seq', 'desc').limit(1);
+  let after = db.selectFrom('log_blocks').select(columns).where('project_id', '=', projectId).where('first_seq', '>', first).where('packed', '>', 0);
+  if (last !== undefined) after = after.where('first_seq', '<=', last);
+  after = after.orderBy('first_seq');
+  if (limit !== undefined) after = after.limit(limit);
+  const rows = await db
+    .selectFrom(holdingFirst.as('h'))
+    .selectAll()
+    .unionAll(db.selectFrom(after.as('a')).selectAll())
+    .execute();
+  return rows
+    .filter((r) => Number(r.packed) > 0 && Number(r.last_seq) >= first)
+    .sort((a, b) => Number(a.first_seq) - Number(b.first_seq))
+    .slice(0, limit)
+    .map(spanOf);
 }
 
 function spanOf(r: { first_seq: number; last_seq: number; min_ts: number; max_ts: number; level_mask: number; logs: number; packed: number }): PackSpan {
