@@ -100,11 +100,35 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
         await sql`vacuum ${sql.id(table)}`.execute(db).catch((err: unknown) => {
           if (codeOf(err) !== '42P01') deps.log.warn({ err, table }, 'vacuum after packing failed; autovacuum will get there');
         });
+        if (table !== 'log_block_blooms') await truncateIfEmpty(table);
       }
     })().finally(() => {
       vacuuming = undefined;
       vacuumSoon();
     });
+  }
+  /**
+   * VACUUM makes a table's dead rows reusable space but gives the disk back only from its end. A
+   * partition that packing emptied (a past day, all of whose logs are now in packs) is truncated
+   * instead: its files go back to the system. Only when the statistics VACUUM just left say it holds
+   * nothing (so the partition new logs go to is not locked every round), and then, under the
+   * partition's exclusive lock taken with a short lock_timeout, only if it really holds no row.
+   */
+  async function truncateIfEmpty(table: string): Promise<void> {
+    try {
+      const { rows: stats } = await sql<{ live: string | null }>`select n_live_tup as live from pg_stat_user_tables where relid = to_regclass(${table})`.execute(db);
+      if (stats.length === 0 || Number(stats[0]!.live ?? 1) > 0) return;
+      await db.transaction().execute(async (tx) => {
+        await sql`set local lock_timeout = '200ms'`.execute(tx);
+        await sql`lock table ${sql.id(table)} in access exclusive mode`.execute(tx);
+        // Through the (project_id, seq) index: the vacuumed index is small where the heap may not be.
+        const { rows } = await sql<{ any: number }>`select 1 as any from ${sql.id(table)} order by project_id, seq limit 1`.execute(tx);
+        if (rows.length === 0) await sql`truncate ${sql.id(table)}`.execute(tx);
+      });
+    } catch (err) {
+      // Busy (lock_timeout), or gone meanwhile: the next round tries again; it is only disk.
+      if (codeOf(err) !== '55P03' && codeOf(err) !== '42P01') deps.log.warn({ err, table }, 'could not truncate a partition packing emptied; it is tried again after the next packs');
+    }
   }
   return withSharedQueries(db, {
     writer,
