@@ -172,7 +172,16 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     // The deleting transaction's one DELETE runs in PostgreSQL, holding up no other request.
     purgeProject: async () => {},
     deleteCounts: async () => structuredClone(deleted),
-    maintain: () => partitions.ensure(),
+    async maintain() {
+      await partitions.ensure();
+      // Partitions emptied before this process ran (packed by an earlier one, say) are found by their
+      // statistics: no live row, yet more than the pages of an empty table (a btree's is its metapage).
+      const { rows } = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        join pg_stat_user_tables t on t.relid = c.oid
+        where i.inhparent = to_regclass('logs') and t.n_live_tup = 0
+          and (pg_relation_size(c.oid) > 0 or pg_indexes_size(c.oid) > 8192 * (select count(*) from pg_index x where x.indrelid = c.oid))`.execute(db);
+      for (const { name } of rows) await truncateIfEmpty(name);
+    },
     buildBlock(projectId, first, last) {
       return db.transaction().execute(async (tx) => {
         const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${BUILDER_LOCK}) as ok`.execute(tx);
