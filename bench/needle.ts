@@ -4,6 +4,7 @@
  *
  *   npm run bench:needle -- [--engine sqlite|postgres|both] [--logs 10000000] [--days 7] [--runs 40]
  *       [--warmup 3] [--reuse] [--skip-ingest] [--skip-queries] [--ingest-duration 20] [--clients 10]
+ *       [--compacted]
  *
  * Queries: bench:query's data (query-data.ts; bulk-loaded, `--reuse` keeps it), whose request id
  * NEEDLE_REQ_ID is held by 5 logs spread over the whole range. The built server runs on it with
@@ -15,6 +16,12 @@
  *   bare needle word, 24 h             query=req_c0ffee… (RARE_TERM)                    < 50 ms
  *   legacy q=<needle>, 24 h            q=req_c0ffee…                                    < 300 ms
  *   absent value, 7 days               query=@reqId:req_0000…                           < 50 ms
+ *   stats, 24 h                        GET …/logs/stats over the last 24 h              < 100 ms
+ *
+ * The server runs with COMPACT_AFTER=off unless `--compacted`: then it runs with COMPACT_AFTER
+ * (default 10m), and the queries wait until the compactor has packed the backlog too (its pace is
+ * timed like the builder's), so that they read packed blocks: all but the last ten minutes of the
+ * loaded logs. Packing changes the database in place, so with `--reuse` the kept one stays packed.
  *
  * then the same with the server restarted with SEARCH_INDEX=off (the scan: `--off-runs` runs after
  * one warm-up, they are slow; QUERY_TIME_BUDGET=60s unless set, so that they are measured rather than cut off). The index's size is read from the database next to the logs'.
@@ -43,6 +50,8 @@ import { call, createDatabase, send, startServer, type BenchDatabase, type Runni
 const HOUR_MS = 3_600_000;
 const BLOCK_LOGS = 4096;
 const CATCH_UP_TIMEOUT_MS = 60 * 60_000;
+/** The compactor is taken to have caught up once its packed count has not moved for this long (it packs every few seconds while due). */
+const PACK_STILL_MS = 30_000;
 
 const USAGE = `Usage: npm run bench:needle -- [options]
 
@@ -56,6 +65,11 @@ const USAGE = `Usage: npm run bench:needle -- [options]
   --skip-queries | --skip-ingest   leave out that part
   --ingest-duration <seconds>      length of each ingest run (default 20)
   --clients <n>                    clients in the ingest runs (default 10)
+  --quiet <seconds>                after the ingest run with the index on: wait this long, then
+                                   time --searches needle searches back to back (default 20)
+  --searches <n>                   (default 25; 0 leaves the after-load searches out)
+  --compacted                      let the server pack the loaded logs (COMPACT_AFTER, default 10m)
+                                   and time the queries once it has (the kept database stays packed)
 ${COMMON_USAGE}`;
 
 interface Options {
@@ -70,6 +84,9 @@ interface Options {
   skipIngest: boolean;
   ingestDurationS: number;
   clients: number;
+  compacted: boolean;
+  quietS: number;
+  searches: number;
   pgAdminUrl: string;
 }
 
@@ -85,6 +102,9 @@ function parseOptions(argv: string[]): Options {
     'skip-ingest': { type: 'boolean', default: false },
     'ingest-duration': { type: 'string', default: '20' },
     clients: { type: 'string', default: '10' },
+    compacted: { type: 'boolean', default: false },
+    quiet: { type: 'string', default: '20' },
+    searches: { type: 'string', default: '25' },
   });
   const n = (name: string, min: number) => {
     const v = Number(values[name as keyof typeof values]);
@@ -104,6 +124,9 @@ function parseOptions(argv: string[]): Options {
     skipIngest: values['skip-ingest'] === true,
     ingestDurationS: n('ingest-duration', 1),
     clients: n('clients', 1),
+    compacted: values.compacted === true,
+    quietS: n('quiet', 0),
+    searches: n('searches', 0),
     pgAdminUrl,
   };
 }
@@ -112,8 +135,10 @@ function parseOptions(argv: string[]): Options {
 interface Direct {
   /** The project's newest seq, and the last seq its summaries cover. */
   indexState(projectId: string): Promise<{ lastSeq: number; indexed: number }>;
+  /** The project's summarised blocks, and how many of them are packed. */
+  packState(projectId: string): Promise<{ blocks: number; packed: number }>;
   /** Bytes on disk: the logs (with their indexes) and the skip index (its two tables with theirs). */
-  sizes(): Promise<{ logs: number; index: number }>;
+  sizes(): Promise<{ logs: number; packs: number; index: number }>;
   close(): Promise<void>;
 }
 
@@ -125,10 +150,13 @@ function openDirect(database: BenchDatabase): Promise<Direct> | Direct {
         const row = db.prepare('select p.last_seq as lastSeq, (select coalesce(max(last_seq), 0) from log_blocks where project_id = p.id) as indexed from projects p where p.id = ?').get(projectId) as { lastSeq: number; indexed: number };
         return row;
       },
+      async packState(projectId) {
+        return db.prepare('select count(*) as blocks, count(*) filter (where packed > 0) as packed from log_blocks where project_id = ?').get(projectId) as { blocks: number; packed: number };
+      },
       async sizes() {
         const rows = db.prepare(`select s.name, m.tbl_name as tbl, sum(s.pgsize) as bytes from dbstat s join sqlite_schema m on m.name = s.name group by s.name`).all() as { name: string; tbl: string; bytes: number }[];
         const sum = (tables: string[]) => rows.filter((r) => tables.includes(r.tbl)).reduce((n, r) => n + r.bytes, 0);
-        return { logs: sum(['logs']), index: sum(['log_blocks', 'log_block_blooms']) };
+        return { logs: sum(['logs']), packs: sum(['log_packs']), index: sum(['log_blocks', 'log_block_blooms']) };
       },
       async close() {
         db.close();
@@ -141,6 +169,10 @@ function openDirect(database: BenchDatabase): Promise<Direct> | Direct {
       const { rows } = await client.query<{ last_seq: string; indexed: string }>('select p.last_seq, (select coalesce(max(last_seq), 0) from log_blocks where project_id = p.id) as indexed from projects p where p.id = $1', [projectId]);
       return { lastSeq: Number(rows[0]!.last_seq), indexed: Number(rows[0]!.indexed) };
     },
+    async packState(projectId: string) {
+      const { rows } = await client.query<{ blocks: string; packed: string }>('select count(*) as blocks, count(*) filter (where packed > 0) as packed from log_blocks where project_id = $1', [projectId]);
+      return { blocks: Number(rows[0]!.blocks), packed: Number(rows[0]!.packed) };
+    },
     async sizes() {
       const size = async (table: string) =>
         Number(
@@ -151,7 +183,7 @@ function openDirect(database: BenchDatabase): Promise<Direct> | Direct {
             )
           ).rows[0]!.n,
         );
-      return { logs: await size('logs'), index: (await size('log_blocks')) + (await size('log_block_blooms')) };
+      return { logs: await size('logs'), packs: await size('log_packs'), index: (await size('log_blocks')) + (await size('log_block_blooms')) };
     },
     async close() {
       await client.end();
@@ -159,15 +191,18 @@ function openDirect(database: BenchDatabase): Promise<Direct> | Direct {
   }));
 }
 
-/** Starts the server with SEARCH_INDEX set as given (the server takes the bench's environment). */
-async function serverWith(database: BenchDatabase, agent: http.Agent, searchIndex: 'on' | 'off'): Promise<RunningServer> {
-  const before = process.env.SEARCH_INDEX;
-  process.env.SEARCH_INDEX = searchIndex;
+/** Starts the server with SEARCH_INDEX (and COMPACT_AFTER, when given) set as given (the server takes the bench's environment). */
+async function serverWith(database: BenchDatabase, agent: http.Agent, searchIndex: 'on' | 'off', compactAfter?: string): Promise<RunningServer> {
+  const settings: Record<string, string | undefined> = { SEARCH_INDEX: searchIndex, ...(compactAfter === undefined ? {} : { COMPACT_AFTER: compactAfter }) };
+  const before = Object.fromEntries(Object.keys(settings).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, settings);
   try {
     return await startServer(database, agent);
   } finally {
-    if (before === undefined) delete process.env.SEARCH_INDEX;
-    else process.env.SEARCH_INDEX = before;
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
 }
 
@@ -185,8 +220,11 @@ interface QueryReport {
   logs: number;
   days: number;
   catchUpSeconds: number;
+  /** With --compacted: seconds from the builder's catching up until the compactor had packed the backlog, and the blocks packed. */
+  packSeconds?: number;
+  packedBlocks?: number;
   blocks: number;
-  sizes: { logs: number; index: number };
+  sizes: { logs: number; packs: number; index: number };
   timed: Timed[];
 }
 
@@ -207,12 +245,21 @@ async function benchQueries(engine: Engine, options: Options, failures: string[]
       { key: 'bare24h', label: `bare needle word, 24 h (${rareIn24h} logs)`, params: { query: RARE_TERM, from: dayAgo }, hits: rareIn24h, targetP95: 50 },
       { key: 'q24h', label: `legacy q=<needle>, 24 h (${rareIn24h} logs)`, params: { q: RARE_TERM, from: dayAgo }, hits: rareIn24h, targetP95: 300 },
       { key: 'absent7d', label: `absent value, ${options.days} days`, params: { query: `@reqId:${ABSENT_REQ_ID}`, from: meta.startMs }, hits: 0, targetP95: 50 },
+      // hits: the buckets' total, every log of the day.
+      { key: 'stats24h', label: 'stats, 24 h', path: '/stats', params: { from: dayAgo, to: newest }, hits: gen.countSince(dayAgo), targetP95: 100 },
     ];
+    /** What an answer holds: a page's logs, or the buckets' total of stats. */
+    const hitsOf = (body: string): number => {
+      const answer = JSON.parse(body) as { data?: unknown[]; buckets?: { total: number }[] };
+      return answer.data ? answer.data.length : (answer.buckets ?? []).reduce((n, b) => n + b.total, 0);
+    };
+    let packSeconds: number | undefined;
+    let packedBlocks: number | undefined;
     const timed: Timed[] = [];
     let catchUpSeconds = 0;
     for (const index of options.offRuns > 0 ? (['on', 'off'] as const) : (['on'] as const)) {
       const started = performance.now();
-      server = await serverWith(project.database, agent, index);
+      server = await serverWith(project.database, agent, index, options.compacted ? (process.env.COMPACT_AFTER ?? '10m') : 'off');
       if (index === 'on') {
         // The builder summarises the loaded backlog first: wait until it covers all but the last, incomplete block.
         for (;;) {
@@ -224,15 +271,33 @@ async function benchQueries(engine: Engine, options: Options, failures: string[]
         }
         catchUpSeconds = (performance.now() - started) / 1000;
         process.stderr.write(` in ${fmt(catchUpSeconds, 1)} s\n`);
+        if (options.compacted) {
+          // The compactor packs summarised blocks older than COMPACT_AFTER: done once the packed count has stood still for PACK_STILL_MS.
+          let last = -1;
+          let stillSince = performance.now();
+          for (;;) {
+            const { blocks, packed } = await direct.packState(meta.projectId);
+            process.stderr.write(`\r  ${engine}: compactor ${fmt(packed)} of ${fmt(blocks)} blocks packed`);
+            if (packed !== last) {
+              last = packed;
+              stillSince = performance.now();
+            } else if (packed > 0 && performance.now() - stillSince > PACK_STILL_MS) break;
+            if (performance.now() - started > CATCH_UP_TIMEOUT_MS) throw new Error('the compactor did not catch up within an hour');
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+          packSeconds = (stillSince - started) / 1000 - catchUpSeconds;
+          packedBlocks = last;
+          process.stderr.write(` in ${fmt(packSeconds, 1)} s after the builder\n`);
+        }
       }
       const { accessToken } = await call<{ accessToken: string }>(agent, `${server.baseUrl}/v1/auth/login`, 'POST', 200, undefined, { email: meta.email, password: meta.password });
       const runs = index === 'on' ? options.runs : options.offRuns;
       const warmup = index === 'on' ? options.warmup : Math.min(1, options.warmup);
       for (const q of queries) {
-        const url = `${server.baseUrl}/v1/projects/${meta.projectId}/logs?${new URLSearchParams({ limit: '100', ...Object.fromEntries(Object.entries(q.params).map(([k, v]) => [k, String(v)])) })}`;
+        const url = `${server.baseUrl}/v1/projects/${meta.projectId}/logs${q.path ?? ''}?${new URLSearchParams({ limit: '100', ...Object.fromEntries(Object.entries(q.params).map(([k, v]) => [k, String(v)])) })}`;
         const get = () => send(agent, url, 'GET', { authorization: `Bearer ${accessToken}` });
         const answer = await get();
-        const got = answer.status === 200 ? (JSON.parse(answer.body) as { data: unknown[] }).data.length : -1;
+        const got = answer.status === 200 ? hitsOf(answer.body) : -1;
         if (got !== q.hits) failures.push(`${engine}, index ${index}, ${q.label}: ${answer.status === 200 ? `${got} logs, not ${q.hits}` : `HTTP ${answer.status}: ${answer.body.slice(0, 200)}`}`);
         process.stderr.write(`  ${engine}: index ${index}: timing ${q.label}…\n`);
         const samples: number[] = [];
@@ -249,7 +314,7 @@ async function benchQueries(engine: Engine, options: Options, failures: string[]
       server = undefined;
     }
     const blocks = Math.floor((await direct.indexState(meta.projectId)).indexed / BLOCK_LOGS);
-    return { logs: meta.logs, days: options.days, catchUpSeconds, blocks, sizes: await direct.sizes(), timed };
+    return { logs: meta.logs, days: options.days, catchUpSeconds, packSeconds, packedBlocks, blocks, sizes: await direct.sizes(), timed };
   } finally {
     if (server) await server.stop();
     await direct.close();
@@ -265,6 +330,47 @@ interface IngestRun {
   /** The most logs the summaries were behind the newest log, sampled every second, and that as seconds of this run's ingest. */
   maxLagLogs: number;
   maxLagSeconds: number;
+  /** With the index on: needle searches `quietS` after the load, back to back. */
+  afterLoad?: AfterLoad;
+}
+
+/** Needle searches after a full-speed load: how many of the planted logs each found, and how fast. */
+interface AfterLoad {
+  quietS: number;
+  planted: number;
+  /** Logs found by each search, in order. */
+  found: number[];
+  /** Of each search, whether it answered within its budget (an answer past it is a 503/timeout). */
+  statuses: number[];
+  p50: number;
+  p95: number;
+  /** Logs not yet summarised when the searches began, and when they ended. */
+  lagAtStart: number;
+  lagAtEnd: number;
+}
+
+/** The request id planted during the ingest run (not in the generated logs). */
+const LOAD_NEEDLE = 'req_10ad5eed10ad5eed';
+const LOAD_NEEDLES = 5;
+
+/**
+ * Plants LOAD_NEEDLES logs holding LOAD_NEEDLE while a load runs, spread over its first 90 %, each
+ * in its own one-log request beside the load's batches.
+ */
+async function plantNeedles(agent: http.Agent, baseUrl: string, apiKey: string, durationS: number): Promise<number> {
+  let planted = 0;
+  for (let i = 0; i < LOAD_NEEDLES; i++) {
+    await new Promise((r) => setTimeout(r, (durationS * 900) / LOAD_NEEDLES));
+    const body = Buffer.from(JSON.stringify([{ timestamp: new Date().toISOString(), level: 'info', source: 'api', message: 'request completed', metadata: { reqId: LOAD_NEEDLE, planted: i } }]));
+    for (;;) {
+      const res = await send(agent, `${baseUrl}/v1/logs`, 'POST', { 'x-api-key': apiKey, 'content-type': 'application/json' }, body);
+      if (res.status === 202) break;
+      if (res.status !== 429 && res.status !== 503) throw new Error(`planting a needle: HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    planted++;
+  }
+  return planted;
 }
 
 async function benchIngest(engine: Engine, options: Options, failures: string[]): Promise<IngestRun[]> {
@@ -273,6 +379,8 @@ async function benchIngest(engine: Engine, options: Options, failures: string[])
   for (const index of ['off', 'on'] as const) {
     const database = await createDatabase(engine, options.pgAdminUrl);
     const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
+    /** The needles' and the searches' own connection, beside the load's. */
+    const needleAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     let server: RunningServer | undefined;
     let direct: Direct | undefined;
     try {
@@ -291,16 +399,47 @@ async function benchIngest(engine: Engine, options: Options, failures: string[])
         }
       })();
       process.stderr.write(`  ${engine}: ingest with SEARCH_INDEX=${index} for ${options.ingestDurationS} s…\n`);
+      const loadStart = Date.now();
+      const planting = index === 'on' && options.searches > 0 ? plantNeedles(needleAgent, server.baseUrl, project.apiKey, options.ingestDurationS) : Promise.resolve(0);
       const load = await runLoad({ agent, targets: Array.from({ length: options.clients }, () => ({ node: 0, project: 0, baseUrl: server!.baseUrl, apiKey: project.apiKey })), nodes: 1, projects: 1, bodies, durationS: options.ingestDurationS, rate: 0 });
+      const planted = await planting;
       sampling = false;
       await sampler;
+      let afterLoad: AfterLoad | undefined;
+      if (planted > 0) {
+        // The issue's case: a full-speed load, then a short quiet, then searches back to back.
+        process.stderr.write(`  ${engine}: ${options.quietS} s of quiet, then ${options.searches} searches for @reqId:${LOAD_NEEDLE}…\n`);
+        await new Promise((r) => setTimeout(r, options.quietS * 1000));
+        const lagOf = async () => {
+          const { lastSeq, indexed } = await d.indexState(project.id);
+          return lastSeq - indexed;
+        };
+        const lagAtStart = await lagOf();
+        const url = `${server.baseUrl}/v1/projects/${project.id}/logs?${new URLSearchParams({ limit: '100', query: `@reqId:${LOAD_NEEDLE}`, from: String(loadStart - HOUR_MS) })}`;
+        const found: number[] = [];
+        const statuses: number[] = [];
+        const samples: number[] = [];
+        for (let i = 0; i < options.searches; i++) {
+          const t = performance.now();
+          const res = await send(needleAgent, url, 'GET', { authorization: `Bearer ${accessToken}` });
+          samples.push(performance.now() - t);
+          statuses.push(res.status);
+          found.push(res.status === 200 ? (JSON.parse(res.body) as { data: unknown[] }).data.length : 0);
+        }
+        const lagAtEnd = await lagOf();
+        const sorted = [...samples].sort((a, b) => a - b);
+        afterLoad = { quietS: options.quietS, planted, found, statuses, p50: percentile(sorted, 50)!, p95: percentile(sorted, 95)!, lagAtStart, lagAtEnd };
+        const missed = found.filter((n) => n !== planted).length;
+        if (missed > 0) failures.push(`${engine}, after the load: ${missed} of ${options.searches} needle searches did not find all ${planted} planted logs (found ${found.join(', ')}; statuses ${[...new Set(statuses)].join(', ')})`);
+      }
       failures.push(...load.failures.map((f) => `${engine}, ingest with index ${index}: ${f}`));
       const logsPerSec = load.acknowledgedLogs / load.seconds;
-      out.push({ index, logsPerSec, acknowledged: load.acknowledgedLogs, maxLagLogs: index === 'on' ? maxLagLogs : 0, maxLagSeconds: index === 'on' ? maxLagLogs / logsPerSec : 0 });
+      out.push({ index, logsPerSec, acknowledged: load.acknowledgedLogs, maxLagLogs: index === 'on' ? maxLagLogs : 0, maxLagSeconds: index === 'on' ? maxLagLogs / logsPerSec : 0, ...(afterLoad ? { afterLoad } : {}) });
     } finally {
       await direct?.close();
       if (server) await server.stop();
       agent.destroy();
+      needleAgent.destroy();
       await database.drop();
     }
   }
@@ -318,6 +457,7 @@ async function main(): Promise<void> {
     const ingest = options.skipIngest ? undefined : await benchIngest(engine, options, failures);
     if (queries) {
       console.log(`\n${engine}: ${fmt(queries.logs)} logs over ${queries.days} days; the builder summarised ${fmt(queries.blocks)} blocks of the loaded backlog in ${fmt(queries.catchUpSeconds, 1)} s (from server start)`);
+      if (queries.packSeconds !== undefined) console.log(`the compactor packed ${fmt(queries.packedBlocks ?? 0)} of them in a further ${fmt(queries.packSeconds, 1)} s`);
       const byKey = (key: string, index: 'on' | 'off') => queries.timed.find((t) => t.key === key && t.index === index);
       const keys = [...new Set(queries.timed.map((t) => t.key))];
       console.log(
@@ -332,11 +472,18 @@ async function main(): Promise<void> {
         ),
       );
       const share = (100 * queries.sizes.index) / queries.sizes.logs;
-      console.log(`index size ${fmt(queries.sizes.index / 1e6, 1)} MB against ${fmt(queries.sizes.logs / 1e6, 1)} MB of logs (with their indexes): ${fmt(share, 2)} % (target ≤ 10 %)`);
+      console.log(`index size ${fmt(queries.sizes.index / 1e6, 1)} MB against ${fmt(queries.sizes.logs / 1e6, 1)} MB of logs in rows (with their indexes): ${fmt(share, 2)} % (target ≤ 10 %)${queries.sizes.packs > 0 ? `; packs ${fmt(queries.sizes.packs / 1e6, 1)} MB` : ''}`);
     }
     if (ingest) {
       const [off, on] = ingest as [IngestRun, IngestRun];
       console.log(`\n${engine} ingest, ${options.clients} clients × 1,000-log batches for ${options.ingestDurationS} s each: index off ${fmt(off.logsPerSec)} logs/s, on ${fmt(on.logsPerSec)} logs/s = ${fmt((100 * on.logsPerSec) / off.logsPerSec, 1)} % (target ≥ 85 %); the index lagged at most ${fmt(on.maxLagLogs)} logs = ${fmt(on.maxLagSeconds, 1)} s of ingest (target < 30 s)`);
+      const after = on.afterLoad;
+      if (after) {
+        const exact = after.found.filter((n) => n === after.planted).length;
+        console.log(
+          `after the load and ${after.quietS} s of quiet, ${after.found.length} searches for @reqId:<needle> back to back: ${exact} of ${after.found.length} found all ${after.planted} planted logs (the first found ${after.found[0]}), p50 ${fmt(after.p50, 1)} ms, p95 ${fmt(after.p95, 1)} ms (target: exact, < 50 ms); logs not yet summarised: ${fmt(after.lagAtStart)} when they began, ${fmt(after.lagAtEnd)} when they ended`,
+        );
+      }
     }
     writeResults(`needle-${engine}-${options.logs}`, { engine, node: process.version, cpus: os.cpus().length, queries, ingest, failures });
   }
