@@ -7,7 +7,7 @@ import type { Executor, LogsTable } from '../../../../db/types.js';
 import type { LogFilter } from '../../filter.js';
 import { fold, narrowing, needlesTest } from '../../query/index.js';
 import type { PageKey, Position } from '../repository.js';
-import { packMayHoldLevels, packRows, packsInRange, packsInSeqs, stablePacks, type PackSpan } from './read.js';
+import { packMayHoldLevels, packRows, packsInRange, packsInSeqs, packsNewestFirst, stablePacks, type PackSpan } from './read.js';
 
 /** Newest first: by time, then seq. */
 const newestFirst = (a: { ts: number; seq: number }, b: { ts: number; seq: number }) => b.ts - a.ts || b.seq - a.seq;
@@ -59,13 +59,10 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
   const part = sqlPart(filter);
   const upper = before === undefined ? part.to : Math.min(before.ts, part.to ?? Number.POSITIVE_INFINITY);
   if (part.levels?.length === 0 || limit <= 0) return hot;
-  const packs = await packsInRange(db, projectId, part.from, upper);
-  if (packs.length === 0) return hot;
-  packs.sort((a, b) => b.maxTs - a.maxTs);
   // The page so far: newest first, at most `limit` long, at all times.
   const out = hot.map(numeric);
   const seen = new Set(out.map((r) => r.seq));
-  for (const p of packs) {
+  for await (const p of packsNewestFirst(db, projectId, part.from, upper)) {
     if (out.length >= limit && p.maxTs < out[limit - 1]!.ts) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
     const rows = await packRows(db, projectId, p);

@@ -34,6 +34,33 @@ export async function packsInRange(db: Executor, projectId: string, from: number
 }
 
 /**
+ * The project's packed blocks that may hold logs of [from, to], newest log first (max_ts, then
+ * first_seq, descending), read a few at a time as the caller asks for more (log_blocks_project_max_ts):
+ * a newest-first page usually stops after one or two.
+ */
+export async function* packsNewestFirst(db: Executor, projectId: string, from: number | undefined, to: number | undefined): AsyncGenerator<PackSpan> {
+  let after: { maxTs: number; firstSeq: number } | undefined;
+  for (let batch = 4; ; batch = Math.min(batch * 2, 256)) {
+    let q = db
+      .selectFrom('log_blocks')
+      .select(['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'])
+      .where('project_id', '=', projectId)
+      .where('packed', '>', 0);
+    if (from !== undefined) q = q.where('max_ts', '>=', from);
+    if (to !== undefined) q = q.where('min_ts', '<=', to);
+    if (after) {
+      const { maxTs, firstSeq } = after;
+      q = q.where((eb) => eb.or([eb('max_ts', '<', maxTs), eb.and([eb('max_ts', '=', maxTs), eb('first_seq', '<', firstSeq)])]));
+    }
+    const rows = (await q.orderBy('max_ts', 'desc').orderBy('first_seq', 'desc').limit(batch).execute()).map(spanOf);
+    for (const span of rows) yield span;
+    if (rows.length < batch) return;
+    const last = rows[rows.length - 1]!;
+    after = { maxTs: last.maxTs, firstSeq: last.firstSeq };
+  }
+}
+
+/**
  * The project's packed blocks holding seqs in [first, last] (last undefined: no upper end), oldest
  * first, at most `limit`. Blocks do not overlap, so these are the block starting at or before
  * `first` and those starting after it up to `last`: two seeks on the key (project_id, first_seq),
