@@ -69,7 +69,7 @@ describeEngines('daily partitions of logs', (engine) => {
     expect(Number(indexes[0]!.n)).toBe(3);
   });
 
-  it('the hourly round truncates a partition its statistics say is empty but whose files are not (rows packed by an earlier process), and leaves the others', async () => {
+  it('the hourly round truncates a partition emptied before it ran (rows packed and vacuumed by an earlier process), and leaves the others', async () => {
     const srv = await server();
     const u = await signup(srv);
     const p = await createProject(srv, u);
