@@ -127,17 +127,24 @@ export function prefilterOf(root: Node): Prefilter | undefined {
  */
 export function needlesTest(needles: readonly Needle[]): Prefilter | undefined {
   if (needles.length === 0) return undefined;
+  // An ASCII text is looked for ignoring ASCII case by a regular expression (no lower-cased copy of
+  // each log): without the u flag, /i matches no character outside ASCII to one inside it, so it
+  // finds what lower-casing would, the FOLDS_TO_ASCII characters aside (such a log is kept anyway).
+  const tests = needles.map((needle) =>
+    needle.map(({ text, where }) => ({ where, text, re: isAscii(text) ? new RegExp(text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'i') : undefined })),
+  );
   return (log) => {
     const message = log.message;
     const metadata = log.metadata ?? '';
     if (FOLDS_TO_ASCII.test(message) || FOLDS_TO_ASCII.test(metadata)) return true;
     let lowerMessage: string | undefined;
     let lowerMetadata: string | undefined;
-    for (const needle of needles) {
+    const holds = (raw: string, lower: () => string, t: { text: string; re: RegExp | undefined }) => (t.re ? t.re.test(raw) : lower().includes(t.text));
+    for (const needle of tests) {
       let found = false;
-      for (const { text, where } of needle) {
-        if (where !== 'metadata' && (lowerMessage ??= message.toLowerCase()).includes(text)) found = true;
-        else if (where !== 'message' && (lowerMetadata ??= metadata.toLowerCase()).includes(text)) found = true;
+      for (const t of needle) {
+        if (t.where !== 'metadata' && holds(message, () => (lowerMessage ??= message.toLowerCase()), t)) found = true;
+        else if (t.where !== 'message' && holds(metadata, () => (lowerMetadata ??= metadata.toLowerCase()), t)) found = true;
         if (found) break;
       }
       if (!found) return false;
