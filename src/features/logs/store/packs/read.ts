@@ -20,17 +20,19 @@ export interface PackSpan extends BlockSpan {
   bytes: number;
 }
 
-/** The project's packed blocks that may hold logs of [from, to] (both optional), oldest seq first. */
-export async function packsInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined): Promise<PackSpan[]> {
-  let q = db
-    .selectFrom('log_blocks')
-    .select(['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'])
-    .where('project_id', '=', projectId)
-    .where('packed', '>', 0);
+const SPAN_COLUMNS = ['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'] as const;
+
+/** The statement of the project's packed blocks that may hold logs of [from, to] (both optional). */
+function packsOverlapping(db: Executor, projectId: string, from: number | undefined, to: number | undefined) {
+  let q = db.selectFrom('log_blocks').select(SPAN_COLUMNS).where('project_id', '=', projectId).where('packed', '>', 0);
   if (from !== undefined) q = q.where('max_ts', '>=', from);
   if (to !== undefined) q = q.where('min_ts', '<=', to);
-  const rows = await q.orderBy('first_seq').execute();
-  return rows.map(spanOf);
+  return q;
+}
+
+/** The project's packed blocks that may hold logs of [from, to] (both optional), oldest seq first. */
+export async function packsInRange(db: Executor, projectId: string, from: number | undefined, to: number | undefined): Promise<PackSpan[]> {
+  return (await packsOverlapping(db, projectId, from, to).orderBy('first_seq').execute()).map(spanOf);
 }
 
 /**
@@ -41,13 +43,7 @@ export async function packsInRange(db: Executor, projectId: string, from: number
 export async function* packsNewestFirst(db: Executor, projectId: string, from: number | undefined, to: number | undefined): AsyncGenerator<PackSpan> {
   let after: { maxTs: number; firstSeq: number } | undefined;
   for (let batch = 4; ; batch = Math.min(batch * 2, 256)) {
-    let q = db
-      .selectFrom('log_blocks')
-      .select(['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'])
-      .where('project_id', '=', projectId)
-      .where('packed', '>', 0);
-    if (from !== undefined) q = q.where('max_ts', '>=', from);
-    if (to !== undefined) q = q.where('min_ts', '<=', to);
+    let q = packsOverlapping(db, projectId, from, to);
     if (after) {
       const { maxTs, firstSeq } = after;
       q = q.where((eb) => eb.or([eb('max_ts', '<', maxTs), eb.and([eb('max_ts', '=', maxTs), eb('first_seq', '<', firstSeq)])]));
@@ -67,7 +63,7 @@ export async function* packsNewestFirst(db: Executor, projectId: string, from: n
  * where one condition on both ends would read every block before `last`.
  */
 export async function packsInSeqs(db: Executor, projectId: string, first: number, last: number | undefined, limit?: number): Promise<PackSpan[]> {
-  const columns = ['first_seq', 'last_seq', 'min_ts', 'max_ts', 'level_mask', 'logs', 'packed'] as const;
+  const columns = SPAN_COLUMNS;
   const holdingFirst = db.selectFrom('log_blocks').select(columns).where('project_id', '=', projectId).where('first_seq', '<=', first).orderBy('first_seq', 'desc').limit(1);
   let after = db.selectFrom('log_blocks').select(columns).where('project_id', '=', projectId).where('first_seq', '>', first).where('packed', '>', 0);
   if (last !== undefined) after = after.where('first_seq', '<=', last);
