@@ -13,7 +13,8 @@ import { LEVELS } from '../src/features/logs/levels.js';
 import { decodeBody, encodeBody, type PackedLog } from '../src/features/logs/store/packs/format.js';
 import { pack, unpack } from '../src/features/logs/store/packs/codec.js';
 import { sql } from 'kysely';
-import { describeEngines, ingest, openTail, useAccount, useProject, useServer, waitFor, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, openTail, useAccount, useProject, useServer, waitFor, type TestServer } from './harness.js';
+import { PACK_BYTES_PER_LOG } from '../src/features/logs/store/packs/read.js';
 import { QUERY_CASES, QUERY_LOGS } from './query-cases.js';
 
 describe('the pack format', () => {
@@ -226,4 +227,26 @@ describeEngines('packed blocks change no answer', (engine) => {
     const left = await Promise.all(['logs', 'log_blocks', 'log_packs', 'log_block_blooms'].map(async (table) => (await s.database.db.selectFrom(table as 'logs').select('project_id').where('project_id', '=', other.id).execute()).length));
     expect(left).toEqual([0, 0, 0, 0]);
   }, 600_000);
+
+  it("a block of huge logs is left in rows, not packed whole in memory, and is not tried again; the next block packs", async () => {
+    // What the other projects here have due is packed first (when this test runs alone).
+    await s.app.services.logs.compact();
+    const project = await createProject(s, owner, 'huge logs');
+    const t = s.clock.now() - 60_000;
+    // Block 1: 16 logs of more text than a pack may hold per log; block 2: small ones.
+    const big = 'x'.repeat(PACK_BYTES_PER_LOG + 1024);
+    const logs = Array.from({ length: 32 }, (_, i) => ({ timestamp: t + i * 10, message: i < 16 ? `huge ${i} ${big}` : `small ${i}` }));
+    expect((await ingest(s, project.apiKey, logs)).status).toBe(202);
+    await s.app.services.logs.drain();
+    await s.app.services.logs.buildIndex();
+    expect(await s.app.services.logs.compact()).toBe(1);
+    const blocks = await s.database.db.selectFrom('log_blocks').select(['first_seq', 'packed']).where('project_id', '=', project.id).orderBy('first_seq').execute();
+    expect(blocks.map((b) => [Number(b.first_seq), Number(b.packed) > 0 ? 'packed' : Number(b.packed)])).toEqual([[1, -1], [17, 'packed']]);
+    expect(await s.app.services.logs.compact()).toBe(0);
+    const res = await s.request('GET', `/v1/projects/${project.id}/logs?limit=100&from=${t - 1}`, { token: owner.accessToken });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.map((l) => l.message.split(' ').slice(0, 2).join(' '))).toEqual(logs.map((l) => l.message.split(' ').slice(0, 2).join(' ')).reverse());
+    const found = await s.request('GET', `/v1/projects/${project.id}/logs?query=huge&from=${t - 1}`, { token: owner.accessToken });
+    expect(found.body.data.length).toBe(16);
+  });
 });

@@ -127,7 +127,7 @@ export interface LogBlocksTable {
   /** The gram filter's buckets (migration 0014); 0: none. */
   gram_buckets: number;
   built_at: number;
-  /** The size in bytes of the block's pack in log_packs (migration 0020); 0: its logs are rows in `logs`. */
+  /** The size in bytes of the block's pack in log_packs (migration 0020); 0: its logs are rows in `logs`; -1: they stay rows for good (too large to pack: packs/statements.ts KEPT_IN_ROWS). */
   packed: number;
   /** Buckets per stored part of its filter (migration 0020): 64 for blocks summarised before, blocks/rows.ts PART_BUCKETS after. */
   part_buckets: number;

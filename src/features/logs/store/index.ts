@@ -17,7 +17,7 @@ import type { LogSql } from './sql.js';
 import type { Packer } from './packs/packer.js';
 import { blockRows, projectsWithPacksBefore } from './packs/read.js';
 import { keyOf, mergePage, mergeRowsAt, mergeSeqRange, mergeSince } from './packs/merge.js';
-import { blocksToPack } from './packs/statements.js';
+import { blocksToPack, markKeptInRows } from './packs/statements.js';
 import { createStoreBytes, createStoredBytes, type StoreBytes } from './packs/size.js';
 
 /** What a store needs from the app, given once when it is made. */
@@ -104,8 +104,10 @@ export interface LogStore {
    * block while this one is saved: preparePack reads its rows and packs them off the event loop;
    * savePack then, in one transaction, writes the pack and deletes the rows. 'skipped' when the block
    * changed or went meanwhile (it is tried again later), 'busy' when another node is packing.
+   * preparePack gives undefined for a block whose logs hold more text than a pack may
+   * (packs/read.ts PACK_BYTES_PER_LOG): it is marked to stay in rows, and is not tried again.
    */
-  preparePack(projectId: string, first: number, last: number): Promise<PackToSave>;
+  preparePack(projectId: string, first: number, last: number): Promise<PackToSave | undefined>;
   savePack(pack: PackToSave): Promise<PackOutcome>;
   /** The bytes each project's logs and their indexes take on disk, estimated (packs/size.ts), at most a minute old. */
   storedBytes(projectIds: string[]): Promise<Map<string, number>>;
@@ -186,6 +188,10 @@ export function withSharedQueries(db: Db, engine: EngineStore, now: () => number
     blocksToPack: async (builtBefore, limit) => (await blocksToPack(db, builtBefore, limit).execute()).map((r) => ({ projectId: r.project_id, firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq) })),
     async preparePack(projectId, first, last) {
       const logs = await blockRows(db, projectId, first, last);
+      if (!logs) {
+        await markKeptInRows(db, projectId, first).execute();
+        return undefined;
+      }
       return { projectId, firstSeq: first, lastSeq: last, logs: logs.length, data: await packer.pack(logs) };
     },
     savePack,

@@ -259,8 +259,9 @@ function asBytes(v: unknown): Uint8Array {
 export async function deleteBlocksBefore(db: Executor, plan: string, cutoff: number): Promise<number> {
   const projects = sql`select p.id from projects p join users u on u.id = p.user_id where u.plan = ${plan}`;
   await sql`delete from log_block_blooms where project_id in (${projects}) and exists (
-    select 1 from log_blocks b where b.project_id = log_block_blooms.project_id and b.first_seq = log_block_blooms.first_seq and b.max_ts < ${cutoff} and b.packed = 0)`.execute(db);
-  // A packed block goes with its pack, when retention takes the pack's logs (LogStore.deleteOlderThan).
-  const res = await sql`delete from log_blocks where project_id in (${projects}) and max_ts < ${cutoff} and packed = 0`.execute(db);
+    select 1 from log_blocks b where b.project_id = log_block_blooms.project_id and b.first_seq = log_block_blooms.first_seq and b.max_ts < ${cutoff} and b.packed <= 0)`.execute(db);
+  // A packed block goes with its pack, when retention takes the pack's logs (LogStore.deleteOlderThan);
+  // one kept in rows (packed < 0) goes as a block in rows.
+  const res = await sql`delete from log_blocks where project_id in (${projects}) and max_ts < ${cutoff} and packed <= 0`.execute(db);
   return Number(res.numAffectedRows ?? 0n);
 }

@@ -42,6 +42,8 @@ export function createCompactor(
         if (i + 1 < due.length) next = prepare(due[i + 1]!);
         try {
           if ('err' in ready) throw ready.err;
+          // Too large to pack: marked to stay in rows by preparePack, and not due again.
+          if (ready.pack === undefined) continue;
           const done = await store.savePack(ready.pack);
           if (done === 'busy') {
             await next; // another node is packing: what was prepared is dropped

@@ -105,12 +105,26 @@ export async function stablePacks<T>(list: () => Promise<PackSpan[]>, read: () =
   }
 }
 
-/** Rows read per statement while packing: a read is one synchronous call on SQLite. */
-const PACK_READ_LOGS = 512;
+/**
+ * Rows read per statement while packing: a read is one synchronous call on SQLite, and a log may
+ * hold 128 KiB, so a read holds 16 MiB at most.
+ */
+const PACK_READ_LOGS = 128;
+/**
+ * Text a pack may hold per log of its block, on average: a block is packed whole in memory (read,
+ * encoded, compressed), so one of a tenant's huge logs (4,096 × 128 KiB would be 512 MiB) is left in
+ * rows instead. 8 KiB a log is 32 MiB for a block of 4,096, twenty times what realistic logs take.
+ */
+export const PACK_BYTES_PER_LOG = 8 * 1024;
 
-/** The rows of the block [first, last] still in `logs`, in seq order, as a pack holds them. */
-export async function blockRows(db: Executor, projectId: string, first: number, last: number): Promise<PackedLog[]> {
+/**
+ * The rows of the block [first, last] still in `logs`, in seq order, as a pack holds them; undefined
+ * once their text passes PACK_BYTES_PER_LOG × the block's logs (the block is then not packed).
+ */
+export async function blockRows(db: Executor, projectId: string, first: number, last: number): Promise<PackedLog[] | undefined> {
+  const maxBytes = (last - first + 1) * PACK_BYTES_PER_LOG;
   const out: PackedLog[] = [];
+  let bytes = 0;
   let from = first;
   while (from <= last) {
     const rows = await db
@@ -122,7 +136,11 @@ export async function blockRows(db: Executor, projectId: string, first: number, 
       .orderBy('seq')
       .limit(PACK_READ_LOGS)
       .execute();
-    for (const r of rows) out.push({ seq: Number(r.seq), ts: Number(r.ts), received_at: Number(r.received_at), level: Number(r.level), source: r.source, message: r.message, metadata: r.metadata });
+    for (const r of rows) {
+      bytes += r.message.length + (r.metadata?.length ?? 0) + (r.source?.length ?? 0);
+      out.push({ seq: Number(r.seq), ts: Number(r.ts), received_at: Number(r.received_at), level: Number(r.level), source: r.source, message: r.message, metadata: r.metadata });
+    }
+    if (bytes > maxBytes) return undefined;
     if (rows.length < PACK_READ_LOGS) break;
     from = out[out.length - 1]!.seq + 1;
   }

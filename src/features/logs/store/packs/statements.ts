@@ -39,6 +39,18 @@ export function deleteSliceFilters(db: Executor, projectId: string, first: numbe
   return db.deleteFrom('log_block_blooms').where('project_id', '=', projectId).where('first_seq', '=', first).where('part', '>=', COMMON_PART).where('part', '<=', -1);
 }
 
+/**
+ * log_blocks.packed of a block left in rows for good: its logs' text passed what a pack may hold
+ * (read.ts PACK_BYTES_PER_LOG). Reads take it as rows (packed > 0 is a pack), the compactor passes
+ * it over (packed = 0 is due), retention forgets it as a block in rows (packed <= 0).
+ */
+export const KEPT_IN_ROWS = -1;
+
+/** Marks the block, still unpacked, as left in rows for good. */
+export function markKeptInRows(db: Executor, projectId: string, first: number) {
+  return db.updateTable('log_blocks').set({ packed: KEPT_IN_ROWS }).where('project_id', '=', projectId).where('first_seq', '=', first).where('packed', '=', 0);
+}
+
 /** Blocks summarised at or before `builtBefore` and not packed: what the compactor packs next (oldest summaries first). */
 export function blocksToPack(db: Executor, builtBefore: number, limit: number) {
   return db
