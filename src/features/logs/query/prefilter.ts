@@ -139,12 +139,11 @@ export function needlesTest(needles: readonly Needle[]): Prefilter | undefined {
     if (FOLDS_TO_ASCII.test(message) || FOLDS_TO_ASCII.test(metadata)) return true;
     let lowerMessage: string | undefined;
     let lowerMetadata: string | undefined;
-    const holds = (raw: string, lower: () => string, t: { text: string; re: RegExp | undefined }) => (t.re ? t.re.test(raw) : lower().includes(t.text));
     for (const needle of tests) {
       let found = false;
-      for (const t of needle) {
-        if (t.where !== 'metadata' && holds(message, () => (lowerMessage ??= message.toLowerCase()), t)) found = true;
-        else if (t.where !== 'message' && holds(metadata, () => (lowerMetadata ??= metadata.toLowerCase()), t)) found = true;
+      for (const { text, where, re } of needle) {
+        if (where !== 'metadata') found = re ? re.test(message) : (lowerMessage ??= message.toLowerCase()).includes(text);
+        if (!found && where !== 'message') found = re ? re.test(metadata) : (lowerMetadata ??= metadata.toLowerCase()).includes(text);
         if (found) break;
       }
       if (!found) return false;

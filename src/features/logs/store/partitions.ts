@@ -16,6 +16,8 @@ import { isPlanName, PLAN_NAMES } from '../../plans/plans.js';
  *   retention there, lowering logCount in the same transaction, and drops empty partitions older
  *   than the window. Rows that cannot go with a whole partition yet (a short-retention project
  *   beside a long-retention one) are left to retention's bounded batch deletes.
+ * - truncateIfEmpty() gives back the files of a partition left with no row, which packing does to a
+ *   past day (after each vacuum of what packing emptied, and every hourly round).
  *
  * The window follows the plans in use rather than every configured plan: each partition costs
  * planning time on every query without a time bound (the newest page, the live tail), so a server
@@ -247,6 +249,49 @@ async function dropIfEmpty(db: Db, partition: Partition): Promise<boolean> {
  * failure is logged, and the next round tries again; logs without a partition go to the default
  * one meanwhile, and expired ones are still deleted by retention's batches.
  */
+/** How long reclaiming waits for a partition's exclusive lock: it holds up reads and writes of that partition meanwhile. */
+const RECLAIM_LOCK_TIMEOUT = '200ms';
+/** Lock errors (lock_timeout, a deadlock), statement_timeout, a table gone: reclaiming tries again later. */
+const RECLAIM_RETRY_CODES = new Set(['55P03', '40P01', '57014', '42P01']);
+
+/**
+ * Gives a partition's files back to the system when it holds no row (packing moved its logs into
+ * packs: see packs/): VACUUM makes dead rows reusable space but returns disk only from a table's
+ * end. The partition is probed first through its (project_id, seq) index (cleaned by the VACUUM
+ * that comes before), so one that holds rows, the one new logs go to, is seen at once and never
+ * locked; then, under its exclusive lock taken with a short lock_timeout, it is truncated only if
+ * it still holds no row. (The statistics' n_live_tup is no guide: it can keep counting rows
+ * packing deleted.) True when it was truncated.
+ */
+export async function truncateIfEmpty(db: Db, table: string): Promise<boolean> {
+  const probe = (tx: Executor) => sql<{ any: number }>`select 1 as any from ${sql.id(table)} order by project_id, seq limit 1`.execute(tx);
+  try {
+    return await db.transaction().execute(async (tx) => {
+      await sql`set local statement_timeout = '5s'`.execute(tx);
+      await sql`select set_config('lock_timeout', ${RECLAIM_LOCK_TIMEOUT}, true)`.execute(tx);
+      if ((await probe(tx)).rows.length > 0) return false;
+      await sql`lock table ${sql.id(table)} in access exclusive mode`.execute(tx);
+      if ((await probe(tx)).rows.length > 0) return false;
+      await sql`truncate ${sql.id(table)}`.execute(tx);
+      return true;
+    });
+  } catch (err) {
+    if (RECLAIM_RETRY_CODES.has(String((err as { code?: unknown } | null)?.code))) return false;
+    throw err;
+  }
+}
+
+/**
+ * The partitions of `logs` (the default one too) that take more than an empty table's pages (a
+ * btree's is its metapage): the ones reclaiming may give back.
+ */
+async function partitionsWithPages(db: Executor): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = to_regclass('logs')
+      and (pg_relation_size(c.oid) > 0 or pg_indexes_size(c.oid) > 8192 * (select count(*) from pg_index x where x.indrelid = c.oid))`.execute(db);
+  return rows.map((r) => r.name);
+}
+
 export function createPartitionMaintenance(deps: { db: Db; config: Pick<Config, 'retentionDays'>; now: () => number; log: FastifyBaseLogger }) {
   const { db, config, now, log } = deps;
   return {
@@ -256,6 +301,17 @@ export function createPartitionMaintenance(deps: { db: Db; config: Pick<Config, 
         if (created.length > 0) log.info({ created: created.length, first: created.at(-1), last: created[0], moved }, 'created log partitions');
       } catch (err) {
         log.warn({ err }, 'creating log partitions failed; will retry');
+      }
+    },
+    /**
+     * Truncates those of `tables` (by default every partition with pages) that hold no row
+     * (truncateIfEmpty); a failure is logged, and the next round or the next packs try again.
+     */
+    async reclaim(tables?: string[]): Promise<void> {
+      try {
+        for (const table of tables ?? (await partitionsWithPages(db))) await truncateIfEmpty(db, table);
+      } catch (err) {
+        log.warn({ err }, 'could not give back the files of an emptied log partition; will retry');
       }
     },
     /** Returns how many logs went with whole partitions. */

@@ -100,36 +100,13 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
         await sql`vacuum ${sql.id(table)}`.execute(db).catch((err: unknown) => {
           if (codeOf(err) !== '42P01') deps.log.warn({ err, table }, 'vacuum after packing failed; autovacuum will get there');
         });
-        if (table !== 'log_block_blooms') await truncateIfEmpty(table);
+        // A partition left with no row gives its files back (VACUUM returns only a table's empty end).
+        if (table !== 'log_block_blooms') await partitions.reclaim([table]);
       }
     })().finally(() => {
       vacuuming = undefined;
       vacuumSoon();
     });
-  }
-  /**
-   * VACUUM makes a table's dead rows reusable space but gives the disk back only from its end. A
-   * partition that packing emptied (a past day, all of whose logs are now in packs) is truncated
-   * instead: its files go back to the system. It is probed first through its (project_id, seq)
-   * index, which VACUUM has just cleaned, so the partition new logs go to is found to hold rows at
-   * once and never locked; then, under the partition's exclusive lock taken with a short
-   * lock_timeout, it is truncated only if it still holds no row. (The statistics' n_live_tup is no
-   * guide: it can keep counting rows packing deleted.)
-   */
-  async function truncateIfEmpty(table: string): Promise<void> {
-    const probe = (tx: Executor) => sql<{ any: number }>`select 1 as any from ${sql.id(table)} order by project_id, seq limit 1`.execute(tx);
-    try {
-      await db.transaction().execute(async (tx) => {
-        await sql`set local statement_timeout = '5s'`.execute(tx);
-        await sql`set local lock_timeout = '200ms'`.execute(tx);
-        if ((await probe(tx)).rows.length > 0) return;
-        await sql`lock table ${sql.id(table)} in access exclusive mode`.execute(tx);
-        if ((await probe(tx)).rows.length === 0) await sql`truncate ${sql.id(table)}`.execute(tx);
-      });
-    } catch (err) {
-      // Busy (lock_timeout, a deadlock), slow (statement_timeout), or gone meanwhile: the next round tries again; it is only disk.
-      if (!['55P03', '40P01', '57014', '42P01'].includes(String(codeOf(err)))) deps.log.warn({ err, table }, 'could not truncate a partition packing emptied; it is tried again after the next packs');
-    }
   }
   return withSharedQueries(db, {
     writer,
@@ -175,12 +152,8 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     deleteCounts: async () => structuredClone(deleted),
     async maintain() {
       await partitions.ensure();
-      // Partitions emptied before this process ran (packed by an earlier one, say): those taking more
-      // than the pages of an empty table (a btree's is its metapage) are probed as after packing.
-      const { rows } = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
-        where i.inhparent = to_regclass('logs')
-          and (pg_relation_size(c.oid) > 0 or pg_indexes_size(c.oid) > 8192 * (select count(*) from pg_index x where x.indrelid = c.oid))`.execute(db);
-      for (const { name } of rows) await truncateIfEmpty(name);
+      // Partitions emptied before this process ran (packed by an earlier one, say) give their files back too.
+      await partitions.reclaim();
     },
     buildBlock(projectId, first, last) {
       return db.transaction().execute(async (tx) => {

@@ -80,17 +80,20 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
   return out;
 }
 
-/** Where `row` goes in `page` (newest first) to keep it so. */
-function insertionPoint(page: readonly { ts: number; seq: number }[], row: { ts: number; seq: number }): number {
+/** The first index of `0..length` at which `before(i)` turns false (it must be true, then false). */
+function firstNotBefore(length: number, before: (i: number) => boolean): number {
   let lo = 0;
-  let hi = page.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (newestFirst(page[mid]!, row) < 0) lo = mid + 1;
+    if (before(mid)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
+
+/** Where `row` goes in `page` (newest first) to keep it so. */
+const insertionPoint = (page: readonly { ts: number; seq: number }[], row: { ts: number; seq: number }) => firstNotBefore(page.length, (i) => newestFirst(page[i]!, row) < 0);
 
 /** A log's size as PageKey.bytes counts it (UTF-8 bytes of its message, metadata and source). */
 export function storedBytes(row: LogsTable): number {
@@ -125,16 +128,7 @@ export async function mergeRowsAt(db: Executor, projectId: string, keys: readonl
 }
 
 /** The index of the first of `rows` (in seq order) whose seq is at least `seq`. */
-function firstAtOrAfter(rows: readonly { seq: number }[], seq: number): number {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rows[mid]!.seq < seq) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const firstAtOrAfter = (rows: readonly { seq: number }[], seq: number) => firstNotBefore(rows.length, (i) => rows[i]!.seq < seq);
 
 /**
  * The logs of seqs [first, last] the filter's SQL part admits, strictly before `before`: the first

@@ -63,9 +63,8 @@ export async function* packsNewestFirst(db: Executor, projectId: string, from: n
  * where one condition on both ends would read every block before `last`.
  */
 export async function packsInSeqs(db: Executor, projectId: string, first: number, last: number | undefined, limit?: number): Promise<PackSpan[]> {
-  const columns = SPAN_COLUMNS;
-  const holdingFirst = db.selectFrom('log_blocks').select(columns).where('project_id', '=', projectId).where('first_seq', '<=', first).orderBy('first_seq', 'desc').limit(1);
-  let after = db.selectFrom('log_blocks').select(columns).where('project_id', '=', projectId).where('first_seq', '>', first).where('packed', '>', 0);
+  const holdingFirst = db.selectFrom('log_blocks').select(SPAN_COLUMNS).where('project_id', '=', projectId).where('first_seq', '<=', first).orderBy('first_seq', 'desc').limit(1);
+  let after = db.selectFrom('log_blocks').select(SPAN_COLUMNS).where('project_id', '=', projectId).where('first_seq', '>', first).where('packed', '>', 0);
   if (last !== undefined) after = after.where('first_seq', '<=', last);
   after = after.orderBy('first_seq');
   if (limit !== undefined) after = after.limit(limit);
