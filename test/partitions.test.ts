@@ -90,6 +90,44 @@ describeEngines('daily partitions of logs', (engine) => {
     expect(await placement(srv, p.id)).toEqual({ [today]: 1 });
   });
 
+  it('a partition that packing left with a few rows in many pages is rewritten to their size, its rows kept, and one holding more is left alone', async () => {
+    const srv = await server();
+    const u = await signup(srv);
+    const p = await createProject(srv, u);
+    const today = partitionName(dayOf(srv.clock.now()));
+    const size = async (name: string) => Number((await sql<{ n: string }>`select pg_total_relation_size(${name}::regclass) as n`.execute(srv.database.db)).rows[0]!.n);
+    const fresh = await size(partitionName(dayOf(srv.clock.now()) + 2));
+    // A burst packing has taken since: 40,000 rows of ~600 bytes (seqs far above the project's), deleted and vacuumed.
+    const burst = async (rows: number) => {
+      await sql`insert into ${sql.id(today)} (project_id, seq, ts, received_at, level, source, message, metadata)
+        select ${p.id}, 1000000 + g, ${srv.clock.now()}, ${srv.clock.now()}, 2, 'burst', repeat('x', 600), '{}' from generate_series(1, ${rows}) g`.execute(srv.database.db);
+    };
+    await burst(40_000);
+    // The rows left come after the burst, in its last pages, as a day's newest rows do: VACUUM cannot cut them off.
+    expect((await ingest(srv, p.apiKey, [{ message: 'kept one', metadata: { n: 1 } }, { message: 'kept two' }])).status).toBe(202);
+    await sql`delete from ${sql.id(today)} where source = 'burst'`.execute(srv.database.db);
+    await sql`vacuum ${sql.id(today)}`.execute(srv.database.db);
+    expect(await size(today)).toBeGreaterThan(20 * 1024 * 1024);
+    await srv.app.services.store.maintain();
+    expect(await size(today)).toBeLessThan(fresh + 256 * 1024);
+    expect(await placement(srv, p.id)).toEqual({ [today]: 2 });
+    const page = await srv.request('GET', `/v1/projects/${p.id}/logs`, { token: u.accessToken });
+    expect(page.body.data.map((l: { message: string; metadata: unknown }) => [l.message, l.metadata])).toEqual([['kept two', {}], ['kept one', { n: 1 }]]);
+    // Still taking logs after it.
+    expect((await ingest(srv, p.apiKey, { message: 'after' })).status).toBe(202);
+    expect(await placement(srv, p.id)).toEqual({ [today]: 3 });
+
+    // More rows than a sparse partition holds: left as it is, however large.
+    await sql`delete from ${sql.id(today)}`.execute(srv.database.db);
+    await burst(40_000);
+    await sql`delete from ${sql.id(today)} where seq <= 1000000 + 31000`.execute(srv.database.db);
+    await sql`vacuum ${sql.id(today)}`.execute(srv.database.db);
+    const large = await size(today);
+    await srv.app.services.store.maintain();
+    expect(await size(today)).toBe(large);
+    expect(await rowCount(srv, p.id)).toBe(9000);
+  });
+
   it('a log far in the past or the future lands in the default partition and is still found', async () => {
     const srv = await server();
     const u = await signup(srv);

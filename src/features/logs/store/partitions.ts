@@ -16,8 +16,8 @@ import { isPlanName, PLAN_NAMES } from '../../plans/plans.js';
  *   retention there, lowering logCount in the same transaction, and drops empty partitions older
  *   than the window. Rows that cannot go with a whole partition yet (a short-retention project
  *   beside a long-retention one) are left to retention's bounded batch deletes.
- * - truncateIfEmpty() gives back the files of a partition left with no row, which packing does to a
- *   past day (after each vacuum of what packing emptied, and every hourly round).
+ * - reclaimPartition() gives back the files of a partition that packing left empty or nearly so
+ *   (after each vacuum of what packing emptied, and every hourly round).
  *
  * The window follows the plans in use rather than every configured plan: each partition costs
  * planning time on every query without a time bound (the newest page, the live tail), so a server
@@ -244,36 +244,70 @@ async function dropIfEmpty(db: Db, partition: Partition): Promise<boolean> {
   });
 }
 
-/**
- * The logs service's handle on partition upkeep (PostgreSQL only). Neither step ever throws: a
- * failure is logged, and the next round tries again; logs without a partition go to the default
- * one meanwhile, and expired ones are still deleted by retention's batches.
- */
 /** How long reclaiming waits for a partition's exclusive lock: it holds up reads and writes of that partition meanwhile. */
 const RECLAIM_LOCK_TIMEOUT = '200ms';
 /** Lock errors (lock_timeout, a deadlock), statement_timeout, a table gone: reclaiming tries again later. */
 const RECLAIM_RETRY_CODES = new Set(['55P03', '40P01', '57014', '42P01']);
 
 /**
- * Gives a partition's files back to the system when it holds no row (packing moved its logs into
- * packs: see packs/): VACUUM makes dead rows reusable space but returns disk only from a table's
- * end. The partition is probed first through its (project_id, seq) index (cleaned by the VACUUM
- * that comes before), so one that holds rows, the one new logs go to, is seen at once and never
- * locked; then, under its exclusive lock taken with a short lock_timeout, it is truncated only if
- * it still holds no row. (The statistics' n_live_tup is no guide: it can keep counting rows
- * packing deleted.) True when it was truncated.
+ * A partition holding at most this many rows may be rewritten to their size (reclaimPartition):
+ * two blocks' worth, what packing leaves of a day in rows (the last, incomplete block of each
+ * project) once it has caught up.
  */
-export async function truncateIfEmpty(db: Db, table: string): Promise<boolean> {
-  const probe = (tx: Executor) => sql<{ any: number }>`select 1 as any from ${sql.id(table)} order by project_id, seq limit 1`.execute(tx);
+export const SPARSE_ROWS = 8192;
+/** ...and only when it takes more than this many bytes, and more than SPARSE_FACTOR times a generous size of its rows. */
+export const SPARSE_MIN_BYTES = 8 * 1024 * 1024;
+const SPARSE_FACTOR = 8;
+/** A generous size of one row with its index entries, for the test above (realistic logs take ~700 bytes). */
+const ROW_BYTES = 2048;
+
+export type Reclaimed = 'truncated' | 'rewritten' | false;
+
+/**
+ * Gives a partition's files back to the system once packing (see packs/) has moved most of its
+ * logs into packs: VACUUM makes dead rows reusable space but returns disk only from a table's end,
+ * so a partition that held a burst keeps the burst's size after its logs are packed.
+ *
+ * - Left with no row, the partition is truncated.
+ * - Left with a few (at most SPARSE_ROWS: the incomplete last block of each project writing to it)
+ *   while it takes many times their size, its rows are copied aside, the partition truncated and
+ *   the rows written back, in one transaction: the files shrink to what the rows need. This is
+ *   what gives a burst's space back while the day's partition still takes new logs.
+ *
+ * The rows are counted first through the (project_id, seq) index (cleaned by the VACUUM that comes
+ * before, so the scan is index-only and short); a partition over SPARSE_ROWS, the usual case for
+ * the day new logs go to, is never locked. Then, under the partition's exclusive lock taken with a
+ * short lock_timeout (reads and writes of that partition wait meanwhile: a few milliseconds for a
+ * few thousand rows), the count is taken again and the step done. No read in Loglane spans two
+ * statements in one snapshot (all run in READ COMMITTED), so TRUNCATE's disregard of older
+ * snapshots shows no reader an empty table. (The statistics' n_live_tup is no guide: it can keep
+ * counting rows packing deleted.)
+ */
+export async function reclaimPartition(db: Db, table: string, minBytes = SPARSE_MIN_BYTES): Promise<Reclaimed> {
+  const name = sql.id(table);
+  const count = async (tx: Executor) =>
+    Number((await sql<{ n: string }>`select count(*) as n from (select 1 from ${name} order by project_id, seq limit ${SPARSE_ROWS + 1}) s`.execute(tx)).rows[0]!.n);
+  const size = async (tx: Executor) => Number((await sql<{ n: string }>`select pg_total_relation_size(${table}::regclass) as n`.execute(tx)).rows[0]!.n);
+  const sparse = (rows: number, bytes: number) => rows <= SPARSE_ROWS && bytes > Math.max(minBytes, SPARSE_FACTOR * rows * ROW_BYTES);
   try {
-    return await db.transaction().execute(async (tx) => {
+    return await db.transaction().execute(async (tx): Promise<Reclaimed> => {
       await sql`set local statement_timeout = '5s'`.execute(tx);
       await sql`select set_config('lock_timeout', ${RECLAIM_LOCK_TIMEOUT}, true)`.execute(tx);
-      if ((await probe(tx)).rows.length > 0) return false;
-      await sql`lock table ${sql.id(table)} in access exclusive mode`.execute(tx);
-      if ((await probe(tx)).rows.length > 0) return false;
-      await sql`truncate ${sql.id(table)}`.execute(tx);
-      return true;
+      // The rows through the index, never the heap the burst left behind.
+      await sql`set local enable_seqscan = off`.execute(tx);
+      let rows = await count(tx);
+      if (rows > 0 && !sparse(rows, await size(tx))) return false;
+      await sql`lock table ${name} in access exclusive mode`.execute(tx);
+      rows = await count(tx);
+      if (rows > 0 && !sparse(rows, await size(tx))) return false;
+      if (rows === 0) {
+        await sql`truncate ${name}`.execute(tx);
+        return 'truncated';
+      }
+      await sql`create temporary table loglane_reclaim on commit drop as select * from ${name} order by project_id, seq`.execute(tx);
+      await sql`truncate ${name}`.execute(tx);
+      await sql`insert into ${name} select * from loglane_reclaim`.execute(tx);
+      return 'rewritten';
     });
   } catch (err) {
     if (RECLAIM_RETRY_CODES.has(String((err as { code?: unknown } | null)?.code))) return false;
@@ -292,6 +326,11 @@ async function partitionsWithPages(db: Executor): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
+/**
+ * The logs service's handle on partition upkeep (PostgreSQL only). Neither step ever throws: a
+ * failure is logged, and the next round tries again; logs without a partition go to the default
+ * one meanwhile, and expired ones are still deleted by retention's batches.
+ */
 export function createPartitionMaintenance(deps: { db: Db; config: Pick<Config, 'retentionDays'>; now: () => number; log: FastifyBaseLogger }) {
   const { db, config, now, log } = deps;
   return {
@@ -304,12 +343,12 @@ export function createPartitionMaintenance(deps: { db: Db; config: Pick<Config, 
       }
     },
     /**
-     * Truncates those of `tables` (by default every partition with pages) that hold no row
-     * (truncateIfEmpty); a failure is logged, and the next round or the next packs try again.
+     * Truncates those of `tables` (by default every partition with pages) that hold no row, and
+     * rewrites those left with a few rows in many pages (reclaimPartition); a failure is logged, and the next round or the next packs try again.
      */
     async reclaim(tables?: string[]): Promise<void> {
       try {
-        for (const table of tables ?? (await partitionsWithPages(db))) await truncateIfEmpty(db, table);
+        for (const table of tables ?? (await partitionsWithPages(db))) await reclaimPartition(db, table);
       } catch (err) {
         log.warn({ err }, 'could not give back the files of an emptied log partition; will retry');
       }
