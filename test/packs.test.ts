@@ -143,8 +143,8 @@ describeEngines('packed blocks change no answer', (engine) => {
       expect(stats.status, `${c.query}: ${stats.text}`).toBe(200);
       out[c.query] = { ids, stats: stats.body.buckets };
     }
-    // Plain stats over the range (rollups and the logs at its edges) and by source.
-    for (const extra of ['', '&source=api', '&level=error', '&q=REQUEST', '&groupBy=source']) {
+    // Plain stats over the range (rollups and the logs at its edges), by source and by metadata paths.
+    for (const extra of ['', '&source=api', '&level=error', '&q=REQUEST', '&groupBy=source', '&groupBy=@res.statusCode', '&groupBy=@service.name&level=error']) {
       const res = await server.request('GET', `/v1/projects/${projectId}/logs/stats?from=${from + 30_000}&to=${to - 30_000}&interval=1h${extra}`, { token });
       expect(res.status, res.text).toBe(200);
       out[`stats${extra}`] = res.body;
