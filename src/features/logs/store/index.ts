@@ -17,7 +17,7 @@ import type { LogSql } from './sql.js';
 import type { Packer } from './packs/packer.js';
 import { blockRows, projectsWithPacksBefore } from './packs/read.js';
 import { keyOf, mergePage, mergeRowsAt, mergeSeqRange, mergeSince } from './packs/merge.js';
-import { blocksToPack, markKeptInRows } from './packs/statements.js';
+import { blocksToPack, markKeptInRows, type BlockTimes } from './packs/statements.js';
 import { createStoreBytes, createStoredBytes, type StoreBytes } from './packs/size.js';
 
 /** What a store needs from the app, given once when it is made. */
@@ -98,7 +98,7 @@ export interface LogStore {
 
   // Packs (packs/): blocks stored compressed once older than COMPACT_AFTER.
   /** Blocks summarised at or before `builtBefore` and not packed yet, oldest summaries first. */
-  blocksToPack(builtBefore: number, limit: number): Promise<{ projectId: string; firstSeq: number; lastSeq: number }[]>;
+  blocksToPack(builtBefore: number, limit: number): Promise<({ projectId: string; firstSeq: number; lastSeq: number } & BlockTimes)[]>;
   /**
    * Packing the block [first, last] is two steps, so that the compactor reads and packs the next
    * block while this one is saved: preparePack reads its rows and packs them off the event loop;
@@ -107,7 +107,7 @@ export interface LogStore {
    * preparePack gives undefined for a block whose logs hold more text than a pack may
    * (packs/read.ts PACK_BYTES_PER_LOG): it is marked to stay in rows, and is not tried again.
    */
-  preparePack(projectId: string, first: number, last: number): Promise<PackToSave | undefined>;
+  preparePack(projectId: string, first: number, last: number, times: BlockTimes): Promise<PackToSave | undefined>;
   savePack(pack: PackToSave): Promise<PackOutcome>;
   /** The bytes each project's logs and their indexes take on disk, estimated (packs/size.ts), at most a minute old. */
   storedBytes(projectIds: string[]): Promise<Map<string, number>>;
@@ -158,6 +158,8 @@ export interface PackToSave {
   /** How many rows were packed: the save checks that the block still has exactly these. */
   logs: number;
   data: Uint8Array;
+  /** The block's time range (its summary's): the rows lie within it. */
+  times: BlockTimes;
 }
 
 type SharedQueries = 'blocksToPack' | 'preparePack' | 'savePack' | 'storedBytes' | 'storeBytes' | 'page' | 'pageKeys' | 'rowsAt' | 'countByBucket' | 'countBySourceBucket' | 'since' | 'lastSeq' | 'projectsWithLogsBefore' | 'deleteBlocksBefore' | 'projectsBehind' | 'indexState' | 'blocksInRange' | 'slicesInBlocks' | 'inSeqRange';
@@ -177,6 +179,20 @@ export type EngineStore = Omit<LogStore, SharedQueries> & {
 /** Completes an engine's store with the queries both engines share, run with its statements. */
 export function withSharedQueries(db: Db, engine: EngineStore, now: () => number = Date.now): LogStore {
   const { reads, sql, savePack, packer, ...own } = engine;
+  /**
+   * The filter a newest-first page reads the rows with: when the packs alone fill the page, no row
+   * older than that page's last log can be in it, so the rows are read from its time on. Where
+   * most logs are packed, the rows' read is then one short index range in one partition instead of
+   * a walk down every partition (PostgreSQL) for the few rows that are older. The packs are read
+   * again after the rows (mergePage, from the cache of decoded packs), so a block packed in between
+   * is still seen: see packs/read.ts.
+   */
+  async function rowsPageFilter(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<LogFilter> {
+    const packed = await mergePage(reads, projectId, filter, before, limit, [] as repo.PageKey[], keyOf);
+    if (packed.length < limit) return filter;
+    const floor = packed[limit - 1]!.ts;
+    return { ...filter, from: filter.from === undefined ? floor : Math.max(filter.from, floor) };
+  }
   return {
     ...own,
     storedBytes: createStoredBytes(db, now),
@@ -185,18 +201,21 @@ export function withSharedQueries(db: Db, engine: EngineStore, now: () => number
       await own.close();
       await packer.close();
     },
-    blocksToPack: async (builtBefore, limit) => (await blocksToPack(db, builtBefore, limit).execute()).map((r) => ({ projectId: r.project_id, firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq) })),
-    async preparePack(projectId, first, last) {
-      const logs = await blockRows(db, projectId, first, last);
+    blocksToPack: async (builtBefore, limit) =>
+      (await blocksToPack(db, builtBefore, limit).execute()).map((r) => ({ projectId: r.project_id, firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), minTs: Number(r.min_ts), maxTs: Number(r.max_ts) })),
+    async preparePack(projectId, first, last, times) {
+      const logs = await blockRows(db, projectId, first, last, times, sql);
       if (!logs) {
         await markKeptInRows(db, projectId, first).execute();
         return undefined;
       }
-      return { projectId, firstSeq: first, lastSeq: last, logs: logs.length, data: await packer.pack(logs) };
+      return { projectId, firstSeq: first, lastSeq: last, logs: logs.length, data: await packer.pack(logs), times };
     },
     savePack,
-    page: async (projectId, filter, before, limit) => mergePage(reads, projectId, filter, before, limit, await repo.findPage(reads, projectId, filter, before, limit, sql), (row) => row),
-    pageKeys: async (projectId, filter, before, limit) => mergePage(reads, projectId, filter, before, limit, await repo.findPageKeys(reads, projectId, filter, before, limit, sql), keyOf),
+    page: async (projectId, filter, before, limit) =>
+      mergePage(reads, projectId, filter, before, limit, await repo.findPage(reads, projectId, await rowsPageFilter(projectId, filter, before, limit), before, limit, sql), (row) => row),
+    pageKeys: async (projectId, filter, before, limit) =>
+      mergePage(reads, projectId, filter, before, limit, await repo.findPageKeys(reads, projectId, await rowsPageFilter(projectId, filter, before, limit), before, limit, sql), keyOf),
     rowsAt: async (projectId, keys) => mergeRowsAt(reads, projectId, keys, await repo.findRowsAt(reads, projectId, keys, sql)),
     countByBucket: (projectId, filter, intervalMs) => repo.countByBucket(reads, projectId, filter, intervalMs, sql),
     countBySourceBucket: (projectId, filter, intervalMs, maxRows) => repo.countBySourceBucket(reads, projectId, filter, intervalMs, maxRows, sql),

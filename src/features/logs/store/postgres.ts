@@ -119,13 +119,15 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
         // The block's row locked: a project's deletion (which deletes it) waits for this, or this for it.
         const block = await packStatements.unpackedBlock(tx, p.projectId, p.firstSeq).forUpdate().executeTakeFirst();
         if (!block) return { outcome: 'skipped' };
-        const count = await packStatements.countBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq).executeTakeFirstOrThrow();
+        const count = await packStatements.countBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq, p.times).executeTakeFirstOrThrow();
         if (Number(count.n) !== p.logs) return { outcome: 'skipped' };
         // The partitions the rows are in (a log's partition is its timestamp's day, or the default one).
-        const { rows: parts } = await sql<{ name: string }>`select distinct tableoid::regclass::text as name from logs where project_id = ${p.projectId} and seq >= ${p.firstSeq} and seq <= ${p.lastSeq}`.execute(tx);
+        // Every statement on the block's rows names its time range: PostgreSQL then plans over those days' partitions only.
+        const { rows: parts } = await sql<{ name: string }>`select distinct tableoid::regclass::text as name from logs
+          where project_id = ${p.projectId} and seq >= ${p.firstSeq} and seq <= ${p.lastSeq} and ts >= ${p.times.minTs} and ts <= ${p.times.maxTs}`.execute(tx);
         await packStatements.insertPack(tx, p.projectId, p.firstSeq, Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength)).execute();
         await packStatements.markPacked(tx, p.projectId, p.firstSeq, p.data.byteLength, p.logs).execute();
-        await packStatements.deleteBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq).execute();
+        await packStatements.deleteBlockRows(tx, p.projectId, p.firstSeq, p.lastSeq, p.times).execute();
         await packStatements.deleteSliceFilters(tx, p.projectId, p.firstSeq).execute();
         return { outcome: 'packed', partitions: parts.map((r) => r.name) };
       });

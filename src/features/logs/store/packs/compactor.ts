@@ -16,7 +16,7 @@ export function createCompactor(
 ): Compactor {
   type Due = Awaited<ReturnType<typeof store.blocksToPack>>[number];
   /** A block read and packed, or why not (its failure is logged when its turn to be saved comes). */
-  const prepare = (b: Due) => store.preparePack(b.projectId, b.firstSeq, b.lastSeq).then(
+  const prepare = (b: Due) => store.preparePack(b.projectId, b.firstSeq, b.lastSeq, { minTs: b.minTs, maxTs: b.maxTs }).then(
     (pack) => ({ pack }),
     (err: unknown) => ({ err }),
   );

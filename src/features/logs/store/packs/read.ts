@@ -14,6 +14,8 @@ import type { Executor, LogsTable } from '../../../../db/types.js';
 import type { BlockSpan } from '../blocks/rows.js';
 import { unpack } from './codec.js';
 import type { PackedLog } from './format.js';
+import type { LogSql } from '../sql.js';
+import type { BlockTimes } from './statements.js';
 
 /** A packed block as the block list tells it: its summary's span and its pack's size. */
 export interface PackSpan extends BlockSpan {
@@ -120,21 +122,24 @@ export const PACK_BYTES_PER_LOG = 8 * 1024;
  * The rows of the block [first, last] still in `logs`, in seq order, as a pack holds them; undefined
  * once their text passes PACK_BYTES_PER_LOG × the block's logs (the block is then not packed).
  */
-export async function blockRows(db: Executor, projectId: string, first: number, last: number): Promise<PackedLog[] | undefined> {
+export async function blockRows(db: Executor, projectId: string, first: number, last: number, times: BlockTimes, engine: LogSql): Promise<PackedLog[] | undefined> {
   const maxBytes = (last - first + 1) * PACK_BYTES_PER_LOG;
   const out: PackedLog[] = [];
   let bytes = 0;
   let from = first;
   while (from <= last) {
-    const rows = await db
+    // Within the block's time range: on PostgreSQL the read looks into the partitions of those days only.
+    const q = db
       .selectFrom('logs')
       .select(['seq', 'ts', 'received_at', 'level', 'source', 'message', 'metadata'])
       .where('project_id', '=', projectId)
       .where('seq', '>=', from)
       .where('seq', '<=', last)
+      .where('ts', '>=', times.minTs)
+      .where('ts', '<=', times.maxTs)
       .orderBy('seq')
-      .limit(PACK_READ_LOGS)
-      .execute();
+      .limit(PACK_READ_LOGS);
+    const { rows } = await db.executeQuery<{ seq: number; ts: number; received_at: number; level: number; source: string | null; message: string; metadata: string | null }>(engine.seqRangeRead(q.compile()));
     for (const r of rows) {
       bytes += r.message.length + (r.metadata?.length ?? 0) + (r.source?.length ?? 0);
       out.push({ seq: Number(r.seq), ts: Number(r.ts), received_at: Number(r.received_at), level: Number(r.level), source: r.source, message: r.message, metadata: r.metadata });

@@ -7,9 +7,21 @@ import { sql } from 'kysely';
 import type { Executor } from '../../../../db/types.js';
 import { COMMON_PART } from '../blocks/rows.js';
 
+/**
+ * A block's time range, from its summary: its rows' timestamps lie within it (rows never change;
+ * retention only takes some away). Given to a statement on the block's rows, it lets PostgreSQL
+ * look into the one or two daily partitions that hold them instead of every partition, which a
+ * condition on seqs alone cannot tell apart.
+ */
+export interface BlockTimes {
+  minTs: number;
+  maxTs: number;
+}
+
 /** How many of the block's logs are rows now: a pack is written only when all it read are still there. */
-export function countBlockRows(db: Executor, projectId: string, first: number, last: number) {
-  return db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).where('seq', '>=', first).where('seq', '<=', last);
+export function countBlockRows(db: Executor, projectId: string, first: number, last: number, times?: BlockTimes) {
+  const q = db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).where('seq', '>=', first).where('seq', '<=', last);
+  return times ? q.where('ts', '>=', times.minTs).where('ts', '<=', times.maxTs) : q;
 }
 
 /** The block's summary, if it is still there and not packed yet. */
@@ -27,8 +39,9 @@ export function markPacked(db: Executor, projectId: string, first: number, bytes
 }
 
 /** The block's rows, once its pack holds them. */
-export function deleteBlockRows(db: Executor, projectId: string, first: number, last: number) {
-  return db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', '>=', first).where('seq', '<=', last);
+export function deleteBlockRows(db: Executor, projectId: string, first: number, last: number, times?: BlockTimes) {
+  const q = db.deleteFrom('logs').where('project_id', '=', projectId).where('seq', '>=', first).where('seq', '<=', last);
+  return times ? q.where('ts', '>=', times.minTs).where('ts', '<=', times.maxTs) : q;
 }
 
 /**
@@ -55,7 +68,7 @@ export function markKeptInRows(db: Executor, projectId: string, first: number) {
 export function blocksToPack(db: Executor, builtBefore: number, limit: number) {
   return db
     .selectFrom('log_blocks')
-    .select(['project_id', 'first_seq', 'last_seq'])
+    .select(['project_id', 'first_seq', 'last_seq', 'min_ts', 'max_ts'])
     .where('packed', '=', 0)
     .where('built_at', '<=', builtBefore)
     .orderBy('built_at')
