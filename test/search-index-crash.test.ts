@@ -20,7 +20,7 @@ const PACK_KILLS = 3;
 const GRAM_PART_BUCKETS = 56;
 /** Rows a filtered block keeps beside its filter's parts until it is packed: its 16 slices' filters and their common one (its format row is not counted). */
 const SLICE_ROWS = 16 + 1;
-/** The format row's part (store/blocks/rows.ts FORMAT_PART): not counted, so the check holds for servers built before it too. */
+/** The format row's part, which servers before migration 0022 wrote (since then the format is in log_blocks): not counted, so the check holds for either. */
 const FORMAT_PART = 2_000_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

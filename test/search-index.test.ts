@@ -16,7 +16,6 @@ import { beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { parseQuery } from '../src/features/logs/query/index.js';
 import { addLogItems, type GramSet } from '../src/features/logs/store/blocks/items.js';
-import { FORMAT_PART } from '../src/features/logs/store/blocks/rows.js';
 import { createProject, describeEngines, ingest, signup, startServer, useAccount, useServer } from './harness.js';
 import { DAY, filters, keyedLog, keyedQueryText, queryText, randomLog, T0, T1, type Filters } from './query-arbitraries.js';
 
@@ -185,8 +184,8 @@ describeEngines('the skip index never changes an answer (differential)', (engine
       return s.app.services.logs.lastIndexReport()!;
     };
     expect((await absent()).seqsRead).toBe(4);
-    // Blocks summarised before the empty key was named (format 1: no format row) cannot rule such a path out.
-    await s.database.db.deleteFrom('log_block_blooms').where('project_id', '=', project.id).where('part', '=', FORMAT_PART).execute();
+    // Blocks summarised before the empty key was named (format 1) cannot rule such a path out.
+    await s.database.db.updateTable('log_blocks').set({ format: 1 }).where('project_id', '=', project.id).execute();
     expect((await absent()).seqsRead).toBe(2 * BLOCK + 4);
     for (const [query, n] of [['@"":emptyval', 3], ['@"".y:*', 3]] as const) {
       const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${encodeURIComponent(query)}&from=${t - 1}`, { token: owner.accessToken });
@@ -421,8 +420,8 @@ describeEngines('the skip index under retention and project deletion', (engine) 
       expect(await s.app.services.logs.runRetention()).toBe(40);
       expect(await blocks()).toEqual([33, 49]);
       // The two blocks left: each its filter (one part), its 16 slices' filters, their common filter,
-      // its gram filter (one bucket, empty: these messages have no long words) and its format.
-      expect(await blooms()).toBe(2 * (1 + 16 + 1 + 1 + 1));
+      // and its gram filter (one bucket, empty: these messages have no long words); its format is in log_blocks.
+      expect(await blooms()).toBe(2 * (1 + 16 + 1 + 1));
       s.app.services.logs.setSearchIndex('forced');
       for (const [word, want] of [['needle3', []], ['needle35', []], ['item5', ['recent item5']], ['item31', ['recent item31']]] as const) {
         const res = await s.request('GET', `/v1/projects/${project.id}/logs?query=${word}&from=0`, { token: owner.accessToken });

@@ -21,6 +21,7 @@ import * as m0018 from './migrations/0018_alert_history_project.js';
 import * as m0019 from './migrations/0019_account_deleting.js';
 import * as m0020 from './migrations/0020_log_packs.js';
 import * as m0021 from './migrations/0021_log_blocks_max_ts.js';
+import * as m0022 from './migrations/0022_log_blocks_format.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0019_account_deleting': m0019,
   '0020_log_packs': m0020,
   '0021_log_blocks_max_ts': m0021,
+  '0022_log_blocks_format': m0022,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -131,6 +131,8 @@ export interface LogBlocksTable {
   packed: number;
   /** Buckets per stored part of its filter (migration 0020): 64 for blocks summarised before, blocks/rows.ts PART_BUCKETS after. */
   part_buckets: number;
+  /** The format its filter was built in (blocks/rows.ts INDEX_FORMAT; migration 0022, before which it was a filter row of its own). */
+  format: number;
 }
 
 export interface LogPacksTable {

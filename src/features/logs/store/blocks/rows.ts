@@ -42,14 +42,13 @@ export const GRAM_PART = 1_000_000;
 export const GRAM_PART_BUCKETS = 56;
 
 /**
- * The summary's format, kept as the one byte of the filter row at part FORMAT_PART (a block without
- * that row is of format 1). Format 2 names a path whose first key is empty as every other path
+ * The summary's format, kept in log_blocks.format (migration 0022; blocks summarised before it
+ * without a format are of format 1). Format 2 names a path whose first key is empty as every other path
  * (items.ts pathOf), where format 1 took the empty key for no key at all: a format-1 filter cannot
- * say "no" to such a path (items.ts Need `since`). Blocks without a filter keep no format row: they
+ * say "no" to such a path (items.ts Need `since`). Blocks without a filter keep a format too, which says nothing: they
  * say "maybe" to every item anyway.
  */
 export const INDEX_FORMAT = 2;
-export const FORMAT_PART = 2_000_000;
 
 /** What a summary says of its block apart from its filter. */
 export interface BlockSpan {
@@ -80,14 +79,13 @@ export type BloomRowValues = Omit<LogBlockBloomsTable, 'bits'> & { bits: Uint8Ar
 /** A summary's rows: the block's, and its filter's parts, slices and common filter. */
 export function summaryRows(projectId: string, s: Summary, builtAt: number): { block: BlockRowValues; blooms: BloomRowValues[] } {
   const grams = s.bloom && s.grams;
-  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt, packed: 0, part_buckets: PART_BUCKETS };
+  const block = { project_id: projectId, first_seq: s.firstSeq, last_seq: s.lastSeq, min_ts: s.minTs, max_ts: s.maxTs, level_mask: s.levelMask, logs: s.logs, buckets: s.bloom?.buckets ?? 0, gram_buckets: grams?.buckets ?? 0, built_at: builtAt, packed: 0, part_buckets: PART_BUCKETS, format: INDEX_FORMAT };
   const blooms: BloomRowValues[] = [];
   if (!s.bloom) return { block, blooms };
   const parts = (bloom: Bloom, first: number, partBuckets: number) => {
     const partBytes = partBuckets * BUCKET_BYTES;
     for (let p = 0; p * partBytes < bloom.bytes.length; p++) blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: first + p, bits: bloom.bytes.subarray(p * partBytes, (p + 1) * partBytes) });
   };
-  blooms.push({ project_id: projectId, first_seq: s.firstSeq, part: FORMAT_PART, bits: Uint8Array.of(INDEX_FORMAT) });
   parts(s.bloom, 0, PART_BUCKETS);
   if (grams) parts(grams, GRAM_PART, GRAM_PART_BUCKETS);
   if (s.slices) {

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../../../db/types.js';
 import { BUCKET_BYTES, buildBloom, buildSliceBlooms, bucketMayHold, GRAM_BITS_PER_ITEM, hashItem, ItemSet, type ItemHash } from './bloom.js';
-import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, FORMAT_PART, GRAM_PART, GRAM_PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
+import { BLOOM_ROWS_PER_STATEMENT, COMMON_PART, GRAM_PART, GRAM_PART_BUCKETS, SLICES_PER_BLOCK, summaryRows, type BlockSpan, type Summary } from './rows.js';
 import * as statements from '../statements.js';
 import { batchBytes } from '../batch.js';
 import { addLogItems, isGram, type GramSet, type IndexedLog } from './items.js';
@@ -178,17 +178,17 @@ export async function blocksInRange(db: Executor, projectId: string, from: numbe
   });
   let q = db
     .selectFrom('log_blocks as b')
-    .select(['b.first_seq', 'b.last_seq', 'b.min_ts', 'b.max_ts', 'b.level_mask', 'b.logs', 'b.buckets', 'b.gram_buckets'])
+    .select(['b.first_seq', 'b.last_seq', 'b.min_ts', 'b.max_ts', 'b.level_mask', 'b.logs', 'b.buckets', 'b.gram_buckets', 'b.format'])
     .where('b.project_id', '=', projectId)
     .where('b.logs', '>', 0);
-  if (probes.length > 0) q = q.select([...probes, sql`(select f.bits from log_block_blooms f where f.project_id = b.project_id and f.first_seq = b.first_seq and f.part = ${sql.lit(FORMAT_PART)})`.as('format')] as never);
+  if (probes.length > 0) q = q.select(probes as never);
   if (from !== undefined) q = q.where('b.max_ts', '>=', from);
   if (to !== undefined) q = q.where('b.min_ts', '<=', to);
   const rows = (await q.orderBy('b.max_ts', 'desc').execute()) as unknown as Record<string, unknown>[];
   return rows.map((r) => {
     const buckets = Number(r.buckets);
     const gramBuckets = Number(r.gram_buckets);
-    const format = asBytes(r.format)[0] ?? 1;
+    const format = Number(r.format) || 1;
     return {
       format,
       firstSeq: Number(r.first_seq),
