@@ -100,7 +100,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
         await sql`vacuum ${sql.id(table)}`.execute(db).catch((err: unknown) => {
           if (codeOf(err) !== '42P01') deps.log.warn({ err, table }, 'vacuum after packing failed; autovacuum will get there');
         });
-        // A partition left with no row gives its files back (VACUUM returns only a table's empty end).
+        // A partition packing left empty, or with a few rows in many pages, gives its files back (VACUUM returns only a table's empty end).
         if (table !== 'log_block_blooms') await partitions.reclaim([table]);
       }
     })().finally(() => {
