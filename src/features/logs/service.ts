@@ -125,6 +125,9 @@ export function createLogsService(parts: {
     /** What the last search through the skip index read. */
     lastIndexReport: reader.lastIndexReport,
 
+    /** What scans that decide logs in the app have read, a chunk at a time (tests check the bound). */
+    scanStats: () => reader.scanStats(),
+
     /** Live tails open on this node. */
     openTails(): number {
       return hub.totalOpen;

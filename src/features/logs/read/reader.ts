@@ -7,7 +7,7 @@ import { AppError } from '../../../errors.js';
 import { formatDuration } from '../../../duration.js';
 import type { LogFilter } from '../filter.js';
 import type { IndexOptions, IndexReads, IndexReport } from './block-search.js';
-import { chunksOf, PAGE_CHUNK_LOGS } from './page-stream.js';
+import { chunksOf, PAGE_CHUNK_LOGS, rowTextBytes } from './page-stream.js';
 import { nextTurn } from '../turns.js';
 import type { LogRowStored, Position } from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
@@ -20,6 +20,8 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' |
   const index: IndexOptions = { blockLogs: config.indexBlockLogs, enabled: config.searchIndex };
   /** What the last search through the index read (tests count it). */
   let lastReport: IndexReport | undefined;
+  /** What scans read: their chunks, and the most text one chunk held (tests check the bound). */
+  const scanned = { chunks: 0, maxChunkBytes: 0 };
   return {
     /** How searches use the skip index (setSearchIndex changes it). */
     index,
@@ -51,6 +53,10 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' |
         const keys = await this.withBudget(() => store.pageKeys(projectId, sqlFilter, before, PATTERN_CHUNK));
         for (const chunk of chunksOf(keys, SCAN_CHUNK_BYTES, maxLogs)) {
           const rows = await this.withBudget(() => store.rowsAt(projectId, chunk));
+          let bytes = 0;
+          for (const row of rows) bytes += rowTextBytes(row);
+          scanned.chunks++;
+          if (bytes > scanned.maxChunkBytes) scanned.maxChunkBytes = bytes;
           const last = chunk[chunk.length - 1]!;
           yield { rows, through: { ts: last.ts, seq: last.seq } };
           await nextTurn();
@@ -66,6 +72,10 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' |
     },
     reported(report: IndexReport): void {
       lastReport = report;
+    },
+    /** The chunks scans have read since the start, and the most text one held. */
+    scanStats(): { chunks: number; maxChunkBytes: number } {
+      return { ...scanned };
     },
     /** What the last search through the skip index read. */
     lastIndexReport(): IndexReport | undefined {
