@@ -78,7 +78,8 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     if (!decidedInApp(filter)) {
       // Nothing for the index to probe. The ownership check and the page are read together; a
       // stranger's page is never answered.
-      const [, keys] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1))]);
+      // The packed logs of its first chunk come with their rows (fill then reads only the others).
+      const [, keys] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1, PAGE_CHUNK_BYTES))]);
       return sqlPage(keys);
     }
     await projects.assertRole(userId, projectId);

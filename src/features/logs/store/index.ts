@@ -49,8 +49,13 @@ export interface LogStore {
   // Reading: where searches run (PostgreSQL: a pool whose statements time out at QUERY_TIME_BUDGET).
   /** A page of logs, newest first, strictly before `before`. */
   page(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<repo.LogRowStored[]>;
-  /** The same page as keys and sizes only (no log text): large pages are then read in bounded chunks. */
-  pageKeys(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number): Promise<repo.PageKey[]>;
+  /**
+   * The same page as keys and sizes only (no log text): large pages are then read in bounded chunks.
+   * Packed logs among the keys whose sizes, with every key's before them, add up to at most
+   * `rowBytes` come with their row: the pack was decoded to find them, and a page's first chunk
+   * then needs no second read (0, the default: none do, so the keys hold no text).
+   */
+  pageKeys(projectId: string, filter: LogFilter, before: repo.Position | undefined, limit: number, rowBytes?: number): Promise<(repo.PageKey & { row?: repo.LogRowStored })[]>;
   /** The logs at these keys, in their order (a log deleted since is left out). */
   rowsAt(projectId: string, keys: readonly repo.PageKey[]): Promise<repo.LogRowStored[]>;
   /** Counts per time bucket and level. */
@@ -214,8 +219,17 @@ export function withSharedQueries(db: Db, engine: EngineStore, now: () => number
     savePack,
     page: async (projectId, filter, before, limit) =>
       mergePage(reads, projectId, filter, before, limit, await repo.findPage(reads, projectId, await rowsPageFilter(projectId, filter, before, limit), before, limit, sql), (row) => row),
-    pageKeys: async (projectId, filter, before, limit) =>
-      mergePage(reads, projectId, filter, before, limit, await repo.findPageKeys(reads, projectId, await rowsPageFilter(projectId, filter, before, limit), before, limit, sql), keyOf),
+    async pageKeys(projectId, filter, before, limit, rowBytes = 0) {
+      const hot = await repo.findPageKeys(reads, projectId, await rowsPageFilter(projectId, filter, before, limit), before, limit, sql);
+      const keys: (repo.PageKey & { row?: repo.LogRowStored })[] = await mergePage(reads, projectId, filter, before, limit, hot, rowBytes > 0 ? (row) => ({ ...keyOf(row), row }) : keyOf);
+      // Rows only on the leading keys within rowBytes: the keys of a long page hold no text.
+      let bytes = 0;
+      for (const k of keys) {
+        bytes += k.bytes;
+        if (bytes > rowBytes && k.row !== undefined) delete k.row;
+      }
+      return keys;
+    },
     rowsAt: async (projectId, keys) => mergeRowsAt(reads, projectId, keys, await repo.findRowsAt(reads, projectId, keys, sql)),
     countByBucket: (projectId, filter, intervalMs) => repo.countByBucket(reads, projectId, filter, intervalMs, sql),
     countBySourceBucket: (projectId, filter, intervalMs, maxRows) => repo.countBySourceBucket(reads, projectId, filter, intervalMs, maxRows, sql),

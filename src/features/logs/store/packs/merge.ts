@@ -66,18 +66,33 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
     if (out.length >= limit && p.maxTs < out[limit - 1]!.ts) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
     const rows = await packRows(db, projectId, p);
-    // Highest seqs first: logs mostly arrive in time order, so the page fills with the pack's
-    // newest and most of the rest is passed over by one comparison with the page's last.
-    for (let i = rows.length - 1; i >= 0; i--) {
-      const row = rows[i]!;
-      if (out.length >= limit && newestFirst(row, out[limit - 1]!) >= 0) continue;
-      if (seen.has(row.seq) || !part.test(row) || !isBefore(row, before)) continue;
+    // The pack's logs newest first, from the first one before the cursor: the walk ends at the
+    // first log that is not newer than the page's last once the page is full.
+    const order = newestFirstOrder(rows);
+    for (let i = firstNotBefore(order.length, (j) => !isBefore(rows[order[j]!]!, before)); i < order.length; i++) {
+      const row = rows[order[i]!]!;
+      if (out.length >= limit && newestFirst(row, out[limit - 1]!) >= 0) break;
+      if (seen.has(row.seq) || !part.test(row)) continue;
       seen.add(row.seq);
       out.splice(insertionPoint(out, row), 0, toR(row));
       if (out.length > limit) out.pop();
     }
   }
   return out;
+}
+
+/** Each decoded pack's logs as indexes newest first (by time, then seq), made once while the pack is in the cache. */
+const orders = new WeakMap<readonly LogsTable[], Uint32Array>();
+
+function newestFirstOrder(rows: readonly LogsTable[]): Uint32Array {
+  let order = orders.get(rows);
+  if (!order) {
+    order = new Uint32Array(rows.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    order.sort((a, b) => newestFirst(rows[a]!, rows[b]!));
+    orders.set(rows, order);
+  }
+  return order;
 }
 
 /** The first index of `0..length` at which `before(i)` turns false (it must be true, then false). */
