@@ -31,7 +31,8 @@
  * keeps up behind the load: logs/s of both, and how far the index lags the newest log (sampled
  * every second, in logs and in seconds of ingest at the run's rate).
  *
- * Results: bench/results/latest-needle-<engine>-<logs>.json. Exits 1 when an answer is wrong.
+ * Results: bench/results/latest-needle-<engine>-<logs>.json (latest-needle-ingest-<engine>.json for a
+ * run with --skip-queries). Exits 1 when an answer is wrong.
  */
 import http from 'node:http';
 import os from 'node:os';
@@ -485,7 +486,8 @@ async function main(): Promise<void> {
         );
       }
     }
-    writeResults(`needle-${engine}-${options.logs}`, { engine, node: process.version, cpus: os.cpus().length, queries, ingest, failures });
+    // An ingest-only run is named apart: it must not take the place of the queries' figures at this size.
+    writeResults(queries ? `needle-${engine}-${options.logs}` : `needle-ingest-${engine}`, { engine, node: process.version, cpus: os.cpus().length, queries, ingest, failures });
   }
   if (failures.length > 0) {
     console.error(`\n${failures.length} failure(s):\n${failures.map((f) => `  - ${f}`).join('\n')}`);
