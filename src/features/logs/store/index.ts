@@ -29,7 +29,7 @@ export interface LogStoreDeps {
 
 /** Other nodes' commits, as they are announced (see LogStore.listen). */
 export interface CommitHandlers {
-  onCommit(projectId: string, lastSeq: number, count: number, minTs: number | undefined): void;
+  onCommit(projectId: string, lastSeq: number, count: number, minTs: number | undefined, maxTs?: number): void;
   /** Announcements may have been missed (a lost connection): re-read what matters. */
   onResync(): void;
 }
@@ -92,6 +92,11 @@ export interface LogStore {
   projectsBehind(blockLogs: number, limit: number): Promise<{ id: string; next: number; lastSeq: number }[]>;
   /** Summarises and saves the block of seqs [first, last] as one transaction; false when another node is building. */
   buildBlock(projectId: string, first: number, last: number): Promise<boolean>;
+  /**
+   * Blocks this store summarised reading with their time range named (known from the commits that
+   * made them, blocks/spans.ts: PostgreSQL) and by seq alone (tests count them).
+   */
+  builtBlocks(): { timed: number; bySeq: number };
   /** Where the project's index stands: its newest log's seq, and the first seq not in a summary; undefined when the project is gone. */
   indexState(projectId: string): Promise<{ lastSeq: number; next: number } | undefined>;
   /** The summaries of blocks whose time range meets [from, to], newest first, each saying per item (in order) whether it may hold it. */

@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 
 /**
  * The channel on which PostgreSQL nodes announce committed logs (the writer's pg_notify): payload
- * `projectId:lastSeq:count:minTs` (minTs, the oldest timestamp among them, bounds the read).
+ * `projectId:lastSeq:count:minTs:maxTs` (the oldest and newest timestamps among them: minTs bounds a
+ * tail's read, both bound the skip index builder's; a node before maxTs was added sends four fields).
  */
 export const PG_CHANNEL = 'loglane_logs';
 
@@ -15,7 +16,7 @@ export const PG_CHANNEL = 'loglane_logs';
 export function listenForCommits(
   url: string,
   log: FastifyBaseLogger,
-  handlers: { onCommit: (projectId: string, lastSeq: number, count: number, minTs: number | undefined) => void; onResync: () => void },
+  handlers: { onCommit: (projectId: string, lastSeq: number, count: number, minTs: number | undefined, maxTs: number | undefined) => void; onResync: () => void },
 ): { close(): Promise<void>; ready: Promise<void> } {
   let client: pg.Client | undefined;
   let closed = false;
@@ -28,8 +29,9 @@ export function listenForCommits(
     const c = new pg.Client({ connectionString: url });
     c.on('notification', (msg) => {
       if (msg.channel !== PG_CHANNEL || !msg.payload) return;
-      const [projectId, last, count, minTs] = msg.payload.split(':');
-      if (projectId && last && count) handlers.onCommit(projectId, Number(last), Number(count), minTs && Number.isFinite(Number(minTs)) ? Number(minTs) : undefined);
+      const [projectId, last, count, minTs, maxTs] = msg.payload.split(':');
+      const ts = (t: string | undefined) => (t && Number.isFinite(Number(t)) ? Number(t) : undefined);
+      if (projectId && last && count) handlers.onCommit(projectId, Number(last), Number(count), ts(minTs), ts(maxTs));
     });
     c.on('error', (err) => {
       log.warn({ err }, 'lost the notification connection to PostgreSQL; reconnecting');

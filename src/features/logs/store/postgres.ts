@@ -8,6 +8,7 @@ import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../../db/types.js';
 import { saveSummary, summarise } from './blocks/store.js';
+import { createCommitSpans, type CommitSpans } from './blocks/spans.js';
 import { createPartitionMaintenance } from './partitions.js';
 import { createPacker, type Packer } from './packs/packer.js';
 import { unpack } from './packs/codec.js';
@@ -62,7 +63,10 @@ export function postgresUnavailable(err: unknown): boolean {
 }
 
 export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: LogStoreDeps): LogStore {
-  const writer = createPostgresWriter(db);
+  /** The time ranges of recent commits, this node's and the others' (announced), for the builder's reads. */
+  const spans = createCommitSpans();
+  const built = { timed: 0, bySeq: 0 };
+  const writer = createPostgresWriter(db, spans);
   const partitions = createPartitionMaintenance({ db, config: deps.config, now: deps.now, log: deps.log });
   /** Retention's batches that took logs, counted as they commit; a purge runs none (below). */
   const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
@@ -161,12 +165,25 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       return db.transaction().execute(async (tx) => {
         const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${BUILDER_LOCK}) as ok`.execute(tx);
         if (!rows[0]?.ok) return false;
-        const s = await summarise(tx, postgresSql, projectId, first, last);
+        const times = spans.bounds(projectId, first, last);
+        const s = await summarise(tx, postgresSql, projectId, first, last, times);
         await saveSummary(tx, projectId, s, deps.now());
+        built[times ? 'timed' : 'bySeq']++;
         return true;
+      }).then((done) => {
+        if (done) spans.forget(projectId, last);
+        return done;
       });
     },
-    listen: (handlers) => listenForCommits(url, deps.log, handlers),
+    builtBlocks: () => ({ ...built }),
+    listen: (handlers) =>
+      listenForCommits(url, deps.log, {
+        onCommit(projectId, lastSeq, count, minTs, maxTs) {
+          if (minTs !== undefined && maxTs !== undefined) spans.add(projectId, lastSeq - count + 1, lastSeq, minTs, maxTs);
+          handlers.onCommit(projectId, lastSeq, count, minTs, maxTs);
+        },
+        onResync: handlers.onResync,
+      }),
     isTimeout: (err) => codeOf(err) === STATEMENT_TIMEOUT,
     isRetryable: (err) => {
       const code = codeOf(err);
@@ -187,10 +204,12 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
  * update (which both counts the logs and serialises the project's commits, so seqs follow commit
  * order). pg_notify in the same transaction tells the other nodes, on commit.
  */
-export function createPostgresWriter(db: Db): LogWriter {
+export function createPostgresWriter(db: Db, spans?: CommitSpans): LogWriter {
   return {
-    write(batches) {
-      return db.transaction().execute(async (tx) => {
+    async write(batches) {
+      /** Each batch's time range, recorded with its seqs once the transaction has committed. */
+      const times: ({ minTs: number; maxTs: number } | undefined)[] = new Array(batches.length);
+      const results = await db.transaction().execute(async (tx) => {
         const results: (CommitResult | null)[] = new Array(batches.length).fill(null);
         // Project rows are locked in one order (by id) on every node, so two nodes' commits that
         // share projects queue behind each other instead of deadlocking.
@@ -200,7 +219,11 @@ export function createPostgresWriter(db: Db): LogWriter {
           const n = b.rows.length;
           const c = toColumns(b);
           let minTs = Number.POSITIVE_INFINITY;
-          for (const t of c.ts) if (t < minTs) minTs = t;
+          let maxTs = Number.NEGATIVE_INFINITY;
+          for (const t of c.ts) {
+            if (t < minTs) minTs = t;
+            if (t > maxTs) maxTs = t;
+          }
           // One statement, one round trip: count the logs and take their seqs under the project row's
           // lock, insert them and their per-minute counts, and notify the other nodes (on commit).
           // No row comes back when the project is gone, and then nothing is written.
@@ -222,14 +245,23 @@ export function createPostgresWriter(db: Db): LogWriter {
               select ${b.projectId}, ts - ts % 60000, level, coalesce(source, ''), count(*) from t group by 2, 3, 4
               on conflict (project_id, minute, level, source) do update set n = log_source_counts.n + excluded.n
             )
-            select p.last_seq, pg_notify(${PG_CHANNEL}, ${b.projectId}::text || ':' || p.last_seq || ':' || ${n}::bigint || ':' || ${minTs}::bigint) from p`.execute(tx);
+            select p.last_seq, pg_notify(${PG_CHANNEL}, ${b.projectId}::text || ':' || p.last_seq || ':' || ${n}::bigint || ':' || ${minTs}::bigint || ':' || ${maxTs}::bigint) from p`.execute(tx);
           const last = rows[0] === undefined ? undefined : Number(rows[0].last_seq);
           if (last === undefined) continue;
           if (b.idempotency) await markIdempotencyDone(tx, b.projectId, b.idempotency.key, b.idempotency.response).execute();
           results[index] = { prevSeq: last - n, firstSeq: last - n + 1, lastSeq: last };
+          times[index] = { minTs, maxTs };
         }
         return results;
       });
+      if (spans) {
+        for (let i = 0; i < batches.length; i++) {
+          const r = results[i];
+          const t = times[i];
+          if (r && t) spans.add(batches[i]!.projectId, r.firstSeq, r.lastSeq, t.minTs, t.maxTs);
+        }
+      }
+      return results;
     },
     async close() {},
   };

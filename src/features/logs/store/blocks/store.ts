@@ -11,6 +11,7 @@ import * as statements from '../statements.js';
 import { batchBytes } from '../batch.js';
 import { addLogItems, isGram, type GramSet, type IndexedLog } from './items.js';
 import type { LogSql } from '../sql.js';
+import type { BlockTimes } from '../packs/statements.js';
 
 /** A summary as a search reads it. */
 export interface BlockRow extends BlockSpan {
@@ -119,7 +120,7 @@ export class Summariser {
  * other work every few milliseconds: no tenant's logs (each up to 128 KiB) can hold the event loop
  * or make the builder hold more than a round of them and one block's items.
  */
-export async function summarise(db: Executor, engine: LogSql, projectId: string, first: number, last: number): Promise<Summary> {
+export async function summarise(db: Executor, engine: LogSql, projectId: string, first: number, last: number, times?: BlockTimes): Promise<Summary> {
   const summary = new Summariser(first, last);
   let yielded = Date.now();
   const { summaryReadBytes: target, summaryReadLogs: most } = engine;
@@ -128,7 +129,11 @@ export async function summarise(db: Executor, engine: LogSql, projectId: string,
   let from = first;
   while (from <= last) {
     const to = Math.min(last, from + read - 1);
-    const rows = await db.selectFrom('logs').select(['seq', 'ts', 'level', 'source', 'message', 'metadata']).where('project_id', '=', projectId).where('seq', '>=', from).where('seq', '<=', to).execute();
+    let q = db.selectFrom('logs').select(['seq', 'ts', 'level', 'source', 'message', 'metadata']).where('project_id', '=', projectId).where('seq', '>=', from).where('seq', '<=', to);
+    // The block's time range, when the commits that made it are known (blocks/spans.ts): PostgreSQL
+    // then plans over the partitions of those days only, not every one.
+    if (times) q = q.where('ts', '>=', times.minTs).where('ts', '<=', times.maxTs);
+    const { rows } = await db.executeQuery<SummarisedLog & { source: string | null; message: string; metadata: string | null }>(engine.seqRangeRead(q.compile()));
     const bytes = batchBytes(rows);
     const nextRead = bytes > 4 * target ? Math.max(1, read >> 1) : bytes < target ? Math.min(most, read * 2) : read;
     for (const r of rows) {
