@@ -72,9 +72,10 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
   const deleted: DeleteCounts = { purge: { steps: 0, maxLogs: 0, threads: [] }, retention: { steps: 0, maxLogs: 0, threads: [] } };
   const packer = createPacker();
   /**
-   * Tables (partitions of `logs`, and the filters' table, which loses a block's slice filters when
-   * it is packed) that packing deleted from since the last vacuum, each with the passes it still
-   * needs: an index page emptied by one pass is reused only after the next, so each gets two.
+   * Tables (partitions of `logs`, the filters' table, which loses a block's slice filters when it is
+   * packed, and the block list, whose rows packing updates) that packing changed since the last
+   * vacuum, each with the passes it still needs: an index page emptied by one pass is reused only
+   * after the next, so each gets two.
    */
   const emptied = new Map<string, number>();
   let vacuumedAt = 0;
@@ -101,11 +102,16 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
     vacuuming = (async () => {
       for (const table of tables) {
         // Not in a transaction (VACUUM cannot be); a partition gone meanwhile (retention) is no error.
-        await sql`vacuum ${sql.id(table)}`.execute(db).catch((err: unknown) => {
+        // The block tables are analysed too (they are small): a newest-first page finds its packs
+        // through log_blocks' (project_id, max_ts) index only once the planner knows how many blocks
+        // a project has; with the statistics of before a backlog was summarised it sorted all of
+        // them instead (1.5 ms against 0.09 ms a page at 2,441 blocks, measured).
+        const blocks = table === 'log_blocks' || table === 'log_block_blooms';
+        await (blocks ? sql`vacuum (analyze) ${sql.id(table)}` : sql`vacuum ${sql.id(table)}`).execute(db).catch((err: unknown) => {
           if (codeOf(err) !== '42P01') deps.log.warn({ err, table }, 'vacuum after packing failed; autovacuum will get there');
         });
         // A partition packing left empty, or with a few rows in many pages, gives its files back (VACUUM returns only a table's empty end).
-        if (table !== 'log_block_blooms') await partitions.reclaim([table]);
+        if (!blocks) await partitions.reclaim([table]);
       }
     })().finally(() => {
       vacuuming = undefined;
@@ -136,7 +142,7 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
         return { outcome: 'packed', partitions: parts.map((r) => r.name) };
       });
       if (outcome.outcome === 'packed') {
-        for (const table of [...outcome.partitions!, 'log_block_blooms']) emptied.set(table, 2);
+        for (const table of [...outcome.partitions!, 'log_block_blooms', 'log_blocks']) emptied.set(table, 2);
         vacuumSoon();
       }
       return outcome.outcome;
