@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDatabase, type SqliteDialectConfig } from 'kysely';
 import type { Config, Engine } from '../config.js';
 import type { LogStore, LogStoreDeps } from '../features/logs/store/index.js';
 import { createPostgresLogStore } from '../features/logs/store/postgres.js';
@@ -78,7 +78,7 @@ const STATEMENT_CACHE = 256;
  * long one) was about a tenth of a small search's time on the event loop. A statement another
  * query is still iterating (a stream) is busy: a fresh one is compiled for that query instead.
  */
-export function cachingStatements(sqlite: SQLite.Database, size = STATEMENT_CACHE): SqliteDialectConfig['database'] {
+export function cachingStatements(sqlite: SQLite.Database, size = STATEMENT_CACHE): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     prepare(text: string) {
