@@ -99,6 +99,16 @@ export async function partitionWindow(db: Executor, retentionDays: Config['reten
   return { fromDay: dayOf(now - Math.min(longest, MAX_DAYS_BACK) * DAY_MS), toDay: dayOf(now) + FUTURE_DAYS };
 }
 
+/**
+ * Holds the set of partitions still for the caller's transaction (shared with other such holders;
+ * a change of the set waits for them, and they for it). For work that saves what it reads: a read
+ * planned while a day's partition is being made, its rows moved out of the default partition, can
+ * miss those rows, and a block summarised from such a read would leave them out of its filter.
+ */
+export async function holdPartitionSet(tx: Executor): Promise<void> {
+  await sql`select pg_advisory_xact_lock_shared(hashtext(${ADVISORY_LOCK}))`.execute(tx);
+}
+
 async function lockPartitionSet(tx: Executor, lockTimeout: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext(${ADVISORY_LOCK}))`.execute(tx);
   await sql`select set_config('lock_timeout', ${lockTimeout}, true)`.execute(tx);

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../../db/types.js';
 import { saveSummary, summarise } from './blocks/store.js';
 import { createCommitSpans, type CommitSpans } from './blocks/spans.js';
-import { createPartitionMaintenance } from './partitions.js';
+import { createPartitionMaintenance, holdPartitionSet } from './partitions.js';
 import { createPacker, type Packer } from './packs/packer.js';
 import { unpack } from './packs/codec.js';
 import { expire } from './packs/expire.js';
@@ -126,6 +126,9 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       const outcome = await db.transaction().execute(async (tx): Promise<{ outcome: PackOutcome; partitions?: string[] }> => {
         const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${PACKER_LOCK}) as ok`.execute(tx);
         if (!rows[0]?.ok) return { outcome: 'busy' };
+        // The count and the delete below see every row of the block (see holdPartitionSet); a pack
+        // read while a partition was being made, and short of rows, is then refused by the count.
+        await holdPartitionSet(tx);
         // The block's row locked: a project's deletion (which deletes it) waits for this, or this for it.
         const block = await packStatements.unpackedBlock(tx, p.projectId, p.firstSeq).forUpdate().executeTakeFirst();
         if (!block) return { outcome: 'skipped' };
@@ -171,6 +174,8 @@ export function createPostgresLogStore(db: Db, readDb: Db, url: string, deps: Lo
       return db.transaction().execute(async (tx) => {
         const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${BUILDER_LOCK}) as ok`.execute(tx);
         if (!rows[0]?.ok) return false;
+        // No partition is made (its rows moved out of the default one) while the block is read.
+        await holdPartitionSet(tx);
         const times = spans.bounds(projectId, first, last);
         const s = await summarise(tx, postgresSql, projectId, first, last, times);
         await saveSummary(tx, projectId, s, deps.now());
