@@ -10,6 +10,7 @@ import { AppError } from './errors.js';
 import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
 import { ingestRoutes, logQueryRoutes, otlpRoutes } from './features/logs/routes.js';
+import { elasticsearchRoutes } from './features/logs/elasticsearch-routes.js';
 import { alertRoutes, destinationRoutes, pushRoutes } from './features/alerts/routes.js';
 import { clientErrorHandler, errorResponses, installErrorHandling, newRequestId, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
@@ -151,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(projectsRoutes(services), { prefix: '/v1' });
   await app.register(ingestRoutes(services), { prefix: '/v1' });
   await app.register(otlpRoutes(services), { prefix: '/v1' });
+  await app.register(elasticsearchRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/es' });
   await app.register(logQueryRoutes(services), { prefix: '/v1' });
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });

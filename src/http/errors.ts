@@ -45,7 +45,7 @@ const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   503: 'OVERLOADED',
 };
 
-interface Translated {
+export interface Translated {
   status: number;
   code: ErrorCode;
   message: string;
@@ -121,22 +121,31 @@ function drainBody(raw: IncomingMessage): Promise<boolean> {
   return discardBody(raw, DRAIN_MAX_BYTES, DRAIN_MAX_MS, discardPace);
 }
 
-export function installErrorHandling(app: FastifyInstance, database: { isRetryable(err: unknown): boolean }): void {
-  app.addSchema(ErrorBody);
-  app.setErrorHandler(async (err, request, reply) => {
+/**
+ * The error handler: drains what is left of a refused body (see DRAIN_MAX_BYTES), logs by kind,
+ * and answers with `send` (Loglane's error body; a protocol served in its own shape passes its own,
+ * e.g. the Elasticsearch routes under /es).
+ */
+export function errorHandler(isRetryable: (err: unknown) => boolean, send: (reply: FastifyReply, request: FastifyRequest, t: Translated) => unknown = sendError) {
+  return async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (!request.raw.complete) {
       // Fastify asks to close the connection after a body it refused unread; once the body is read
       // to its end, the connection is as good as any other (the client's own Connection still counts).
       if (await drainBody(request.raw)) reply.removeHeader('connection');
       else reply.header('connection', 'close');
     }
-    const t = translateError(err, database.isRetryable);
+    const t = translateError(err, isRetryable);
     if (t.code === 'INTERNAL_ERROR') request.log.error({ err }, 'request failed');
     // Shedding load is expected behaviour, not a fault: one short line, no stack.
     else if (t.code === 'OVERLOADED') request.log.warn({ code: t.code, status: t.status }, 'request shed');
     else request.log.info({ code: t.code, status: t.status }, 'request refused');
-    return sendError(reply, request, t);
-  });
+    return send(reply, request, t);
+  };
+}
+
+export function installErrorHandling(app: FastifyInstance, database: { isRetryable(err: unknown): boolean }): void {
+  app.addSchema(ErrorBody);
+  app.setErrorHandler(errorHandler((err) => database.isRetryable(err)));
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, request, { status: 404, code: 'NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.` }),
   );

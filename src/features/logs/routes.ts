@@ -56,7 +56,7 @@ function claimBeforeReading(request: FastifyRequest): number {
  * inflate to 5 MiB, whatever its claim said), then sets the request's claim to the decoded size,
  * which may refuse it (429/503) before it is parsed.
  */
-async function decodeInSlot(request: FastifyRequest, raw: Buffer): Promise<Buffer> {
+export async function decodeInSlot(request: FastifyRequest, raw: Buffer): Promise<Buffer> {
   request.bodyRead?.();
   const encoding = request.headers['content-encoding'] as string | undefined;
   let body: Buffer;
@@ -81,9 +81,9 @@ async function decodeInSlot(request: FastifyRequest, raw: Buffer): Promise<Buffe
  * refused one, which is read and dropped so that its client gets the answer) is read in one of a
  * few process-wide read slots: see ReadSlots.
  */
-function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing: string) {
+export function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing: string, keyOf: (request: FastifyRequest) => string | undefined = apiKeyOf) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const check = await projects.verifyApiKey(apiKeyOf(request));
+    const check = await projects.verifyApiKey(keyOf(request));
     if (!check.ok) throw new AppError('INVALID_API_KEY', check.reason === 'missing' ? whenMissing : 'The API key is not valid.');
     request.projectId = check.projectId;
     request.plan = check.plan;
@@ -103,7 +103,7 @@ function requireApiKey(projects: ProjectsService, logs: LogsService, whenMissing
 }
 
 /** Runs `fn` once the response is closed ('close' follows the answer, or a connection that went away first), even if that already happened. */
-function whenClosed(reply: FastifyReply, fn: () => void): void {
+export function whenClosed(reply: FastifyReply, fn: () => void): void {
   reply.raw.once('close', fn);
   if (reply.raw.closed) fn();
 }
@@ -116,9 +116,11 @@ function idempotencyKey(request: FastifyRequest): string | undefined {
   return value;
 }
 
-/** POST /v1/logs: its own body parsers (JSON, NDJSON, gzip/deflate) and API-key auth before the body is read. */
+/** An ingest endpoint, as /metrics labels it. */
+export type IngestEndpoint = 'logs' | 'otlp' | 'elasticsearch';
+
 /** Counts an ingest endpoint's answers and times its successes, for /metrics. */
-function countAnswers(app: FastifyInstance, metrics: Metrics, endpoint: 'logs' | 'otlp'): void {
+export function countAnswers(app: FastifyInstance, metrics: Metrics, endpoint: IngestEndpoint): void {
   app.addHook('onResponse', async (_request, reply) => {
     metrics.ingestRequests.inc({ endpoint, status: String(reply.statusCode) });
     if (reply.statusCode < 300) metrics.ingestDuration.observe(reply.elapsedTime / 1000);
@@ -126,7 +128,7 @@ function countAnswers(app: FastifyInstance, metrics: Metrics, endpoint: 'logs' |
 }
 
 /** Counts what an ingest stored and refused; a batch refused whole is a VALIDATION_ERROR listing its logs. */
-async function counted<T extends { result: { accepted: number; rejected: unknown[] }; replayed?: boolean }>(metrics: Metrics, endpoint: 'logs' | 'otlp', items: number, work: Promise<T>): Promise<T> {
+export async function counted<T extends { result: { accepted: number; rejected: unknown[] }; replayed?: boolean }>(metrics: Metrics, endpoint: IngestEndpoint, items: number, work: Promise<T>): Promise<T> {
   try {
     const done = await work;
     // A replayed Idempotency-Key answer stored nothing new.
@@ -140,6 +142,7 @@ async function counted<T extends { result: { accepted: number; rejected: unknown
   }
 }
 
+/** POST /v1/logs: its own body parsers (JSON, NDJSON, gzip/deflate) and API-key auth before the body is read. */
 export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsService; metrics: Metrics }) {
   const { logs, projects, metrics } = deps;
   return async function (app: FastifyInstance) {

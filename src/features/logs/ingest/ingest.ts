@@ -49,8 +49,9 @@ export function createIngest(deps: {
    * Checks every item, stores the good ones and answers only once they are durably committed.
    * Every item bad → 400 with the reasons. `claim` is the request's claim on the in-flight bytes,
    * grown to the size of its logs while they are built when that passes the size of its body.
+   * `firstSeq`: the seq of the first log stored; the accepted ones follow it in order (not on a replay).
    */
-  async function ingest(projectId: string, plan: string, items: BodyItem[], idempotency?: { key: string; bodyHash: string }, claim?: Pick<Admitted, 'bytes' | 'resize'>): Promise<{ result: IngestResult; replayed: boolean }> {
+  async function ingest(projectId: string, plan: string, items: BodyItem[], idempotency?: { key: string; bodyHash: string }, claim?: Pick<Admitted, 'bytes' | 'resize'>): Promise<{ result: IngestResult; replayed: boolean; firstSeq?: number }> {
     const receivedAt = now();
     if (idempotency) {
       const claimed = await claimKey(db, projectId, idempotency.key, idempotency.bodyHash, receivedAt);
@@ -86,7 +87,7 @@ export function createIngest(deps: {
       const committed = await submitted;
       taken = 0;
       if (committed === null) throw new AppError('INVALID_API_KEY', 'The API key is not valid (its project no longer exists).');
-      return { result, replayed: false };
+      return { result, replayed: false, firstSeq: committed.firstSeq };
     } catch (err) {
       // Nothing was committed: the rate gets its logs back, and a retry with the same key may go ahead.
       if (taken > 0) limiter.give(projectId, plan, taken);
