@@ -11,6 +11,8 @@ import { accountsRoutes } from './features/accounts/routes.js';
 import { projectsRoutes } from './features/projects/routes.js';
 import { ingestRoutes, logQueryRoutes, otlpRoutes } from './features/logs/routes.js';
 import { elasticsearchRoutes } from './features/logs/elasticsearch-routes.js';
+import { lokiRoutes } from './features/logs/loki-routes.js';
+import { hecRoutes } from './features/logs/hec-routes.js';
 import { alertRoutes, destinationRoutes, pushRoutes } from './features/alerts/routes.js';
 import { clientErrorHandler, errorResponses, installErrorHandling, newRequestId, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
@@ -153,6 +155,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(ingestRoutes(services), { prefix: '/v1' });
   await app.register(otlpRoutes(services), { prefix: '/v1' });
   await app.register(elasticsearchRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/es' });
+  await app.register(lokiRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/loki' });
+  await app.register(hecRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/services/collector' });
   await app.register(logQueryRoutes(services), { prefix: '/v1' });
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });

@@ -9,7 +9,7 @@ export function createMetrics(sources: { queuedLogs: () => number; openTails: ()
   client.collectDefaultMetrics({ register: registry, prefix: 'loglane_' });
   const ingestRequests = new client.Counter({
     name: 'loglane_ingest_requests_total',
-    help: 'Ingest requests answered, by endpoint (logs: POST /v1/logs, otlp: POST /v1/otlp/v1/logs, elasticsearch: POST /es/_bulk) and HTTP status.',
+    help: 'Ingest requests answered, by endpoint (logs: POST /v1/logs, otlp: POST /v1/otlp/v1/logs, elasticsearch: POST /es/_bulk, loki: POST /loki/api/v1/push, hec: POST /services/collector/…) and HTTP status.',
     labelNames: ['endpoint', 'status'] as const,
     registers: [registry],
   });

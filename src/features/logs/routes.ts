@@ -117,7 +117,7 @@ function idempotencyKey(request: FastifyRequest): string | undefined {
 }
 
 /** An ingest endpoint, as /metrics labels it. */
-export type IngestEndpoint = 'logs' | 'otlp' | 'elasticsearch';
+export type IngestEndpoint = 'logs' | 'otlp' | 'elasticsearch' | 'loki' | 'hec';
 
 /** Counts an ingest endpoint's answers and times its successes, for /metrics. */
 export function countAnswers(app: FastifyInstance, metrics: Metrics, endpoint: IngestEndpoint): void {

@@ -25,6 +25,8 @@ export interface RecordOptions {
   defaultSource?: string;
   /** The protocol's own fields (labels, host, index…), merged over the record's metadata. */
   extra?: Record<string, unknown>;
+  /** The fields naming the level, in order, when the protocol has its own (Loki's `detected_level`). */
+  levelFields?: readonly string[];
 }
 
 /** A record as POST /v1/logs takes a log. */
@@ -120,7 +122,7 @@ export function readRecord(record: Fields, options: RecordOptions = {}): LogObje
   }
 
   let level: unknown;
-  for (const name of LEVEL_FIELDS) {
+  for (const name of options.levelFields ?? LEVEL_FIELDS) {
     const v = at(fields, name, false);
     if (v === undefined || v === null) continue;
     // The first level given decides; one the rules do not know stays in metadata and the log is info.
