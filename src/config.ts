@@ -46,6 +46,17 @@ export interface Config {
   readonly compactAfterMs: number | undefined;
   /** How often alert rules are evaluated on the clock (silence alerts, recovery, reminders). */
   readonly alertClockMs: number;
+  /** The syslog listeners (docs/integrations.md, "Syslog"): each off (undefined) until its port is set. */
+  readonly syslog: {
+    host: string;
+    tcpPort: number | undefined;
+    udpPort: number | undefined;
+    tlsPort: number | undefined;
+    tlsCert: string | undefined;
+    tlsKey: string | undefined;
+    /** The project key of messages that carry none in their structured data. */
+    defaultKey: string | undefined;
+  };
   /** Request-body bytes one project may have in flight at once (past that, 429). */
   readonly ingestProjectInflightBytes: number;
   /** groupBy: distinct values one stats request counts by name (further ones count under "(other)"). */
@@ -235,6 +246,15 @@ export function loadConfig(env: Env = process.env): Config {
     indexIntervalMs: duration('INDEX_INTERVAL', '1s', 1_000, 3_600_000),
     compactAfterMs: value('COMPACT_AFTER')?.trim().toLowerCase() === 'off' ? undefined : duration('COMPACT_AFTER', '10m', 0, 365 * 86_400_000),
     alertClockMs: duration('ALERT_CLOCK_INTERVAL', '5s', 1_000, 10_000),
+    syslog: {
+      host: value('SYSLOG_HOST') ?? value('HOST') ?? '0.0.0.0',
+      tcpPort: value('SYSLOG_TCP_PORT') === undefined ? undefined : integer('SYSLOG_TCP_PORT', 0, 0, 65_535),
+      udpPort: value('SYSLOG_UDP_PORT') === undefined ? undefined : integer('SYSLOG_UDP_PORT', 0, 0, 65_535),
+      tlsPort: value('SYSLOG_TLS_PORT') === undefined ? undefined : integer('SYSLOG_TLS_PORT', 0, 0, 65_535),
+      tlsCert: value('SYSLOG_TLS_CERT'),
+      tlsKey: value('SYSLOG_TLS_KEY'),
+      defaultKey: value('SYSLOG_DEFAULT_KEY'),
+    },
     ingestProjectInflightBytes: integer('INGEST_PROJECT_INFLIGHT_BYTES', 16 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     groupByMaxValues: integer('GROUP_BY_MAX_VALUES', 10_000, 10, 1_000_000),
     maxTailsPerUser: integer('MAX_TAILS_PER_USER', 5, 1, 1_000),
@@ -264,6 +284,10 @@ export function loadConfig(env: Env = process.env): Config {
   };
   if ((config.vapidPublicKey === undefined) !== (config.vapidPrivateKey === undefined)) {
     problems.push('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY go together: set both, or neither to have a pair generated');
+  }
+
+  if (config.syslog.tlsPort !== undefined && (config.syslog.tlsCert === undefined || config.syslog.tlsKey === undefined)) {
+    problems.push('SYSLOG_TLS_PORT needs SYSLOG_TLS_CERT and SYSLOG_TLS_KEY (PEM files of the listener\'s certificate and key)');
   }
 
   if (problems.length > 0) throw new ConfigError(problems);

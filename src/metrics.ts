@@ -54,7 +54,14 @@ export function createMetrics(sources: { queuedLogs: () => number; openTails: ()
     labelNames: ['channel', 'status'] as const,
     registers: [registry],
   });
-  return { registry, ingestRequests, logsAccepted, logsRejected, ingestDuration, alertFirings, deliveries };
+  const syslogMessages = new client.Counter({ name: 'loglane_syslog_messages_total', help: 'Syslog messages received, by transport (tcp, udp, tls).', labelNames: ['transport'] as const, registers: [registry] });
+  const syslogRejected = new client.Counter({
+    name: 'loglane_syslog_rejected_total',
+    help: 'Syslog messages not stored, by reason: no_key (none in the message and no SYSLOG_DEFAULT_KEY), bad_key, refused (the log failed its checks), dropped (UDP over the plan rate or the server overloaded).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return { registry, ingestRequests, logsAccepted, logsRejected, ingestDuration, alertFirings, deliveries, syslogMessages, syslogRejected };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

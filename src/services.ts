@@ -32,6 +32,7 @@ import { createProjectsService } from './features/projects/service.js';
 import { createMembersService } from './features/projects/members.js';
 import { requireUser } from './http/auth.js';
 import { createMetrics } from './metrics.js';
+import { createSyslogListeners } from './features/logs/syslog-listeners.js';
 import { deriveKey } from './secrets.js';
 
 export interface Clock {
@@ -142,6 +143,10 @@ export function createServices(deps: { config: Config; database: Database; secre
     if (!alerts.surelyNoRules(projectId)) evaluations.add(projectId, rows());
   });
   // Silence alerts, recovery and reminders are decided on the clock too, not only on ingest.
+  // Syslog: off until a port is set; stored through the same ingest path as the HTTP endpoints.
+  const syslog = createSyslogListeners({ config: config.syslog, logs, projects, metrics, log, now });
+  /** The ports the syslog listeners took (a configured port of 0 takes a free one): tests read them. */
+  const syslogPorts: { tcp?: number; udp?: number; tls?: number } = {};
   const alertClock = everyInterval(config.alertClockMs, () => alerts.tick(), (err) => log.error({ err }, 'alert evaluation on the clock failed'));
   logs.queue.shedWhen((projectId) => evaluations.pressure(projectId, { logs: config.ingestQueueLimit, bytes: config.ingestQueueMaxBytes }));
 
@@ -163,8 +168,11 @@ export function createServices(deps: { config: Config; database: Database; secre
     alertsCaughtUp: () => evaluations.drain(),
     tailHeartbeatMs: config.tailHeartbeatMs,
 
+    syslogPorts,
+
     async start(): Promise<void> {
       await logs.start();
+      Object.assign(syslogPorts, await syslog.start());
       await vapid();
       if (!mailer) log.warn('SMTP_URL is not set: email alert deliveries will be recorded as skipped');
       outbox.start();
@@ -173,7 +181,9 @@ export function createServices(deps: { config: Config; database: Database; secre
 
     /** Commits what waits, finishes the alert checks it causes, then stops delivering. */
     async stop(): Promise<void> {
-      // Queued logs commit, then their alert checks finish (on SQLite they write through the log writer), then the writer stops.
+      // Syslog stops reading and commits what it received; queued logs commit, then their alert
+      // checks finish (on SQLite they write through the log writer), then the writer stops.
+      await syslog.stop();
       await alertClock.stop();
       await logs.drain();
       await evaluations.drain();

@@ -1,0 +1,132 @@
+/**
+ * Issue 28: the syslog listeners, driven by util-linux `logger` (RFC 5424 over TCP with octet
+ * counting and over UDP, RFC 3164), on both engines: each message is read back through the search
+ * API with its fields checked. A node with SYSLOG_DEFAULT_KEY stores what carries no key; a message
+ * with a wrong key or none is counted, not stored; a graceful shutdown in the middle of a TCP stream
+ * commits every message the server had read.
+ */
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import os from 'node:os';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { describeEngines, request, startServer, useAccount, useProject, useServer, waitFor, type TestServer } from './harness.js';
+
+const run = promisify(execFile);
+
+interface StoredLog {
+  id: string;
+  timestamp: string;
+  level: string;
+  source: string | null;
+  message: string;
+  metadata: Record<string, unknown>;
+}
+
+async function search(s: TestServer, token: string, projectId: string, q: string): Promise<StoredLog[]> {
+  const res = await request(s.url, 'GET', `/v1/projects/${projectId}/logs?limit=100&query=${encodeURIComponent(q)}`, { token });
+  expect(res.status).toBe(200);
+  return (res.body as { data: StoredLog[] }).data;
+}
+
+const ports = (s: TestServer) => (s.app as unknown as { services: { syslogPorts: { tcp?: number; udp?: number } } }).services.syslogPorts;
+
+async function metric(s: TestServer, name: string): Promise<number> {
+  const res = await request(s.url, 'GET', '/metrics', { headers: { authorization: 'Bearer scrape-syslog' } });
+  let total = 0;
+  for (const line of res.text.split('\n')) if (line.startsWith(name)) total += Number(line.split(' ').pop());
+  return total;
+}
+
+const SYSLOG_ENV = { SYSLOG_TCP_PORT: '0', SYSLOG_UDP_PORT: '0', SYSLOG_HOST: '127.0.0.1', METRICS_TOKEN: 'scrape-syslog' };
+
+describeEngines('syslog', (engine) => {
+  const s = useServer(engine, { env: SYSLOG_ENV });
+  const account = useAccount(s);
+  const project = useProject(s, account);
+  // A second node on the same database, whose default key is the project's: for senders that cannot add structured data.
+  const withDefault = useServer(engine, () => ({ shareWith: s, env: { ...SYSLOG_ENV, SYSLOG_DEFAULT_KEY: project.apiKey } }));
+
+  const logger = (args: string[]) => run('logger', args);
+  const keyArgs = () => ['--sd-id', 'loglane@53595', '--sd-param', `key="${project.apiKey}"`];
+
+  it('RFC 5424 over TCP with octet counting: every field where it belongs', async () => {
+    const before = Date.now();
+    await logger(['--server', '127.0.0.1', '--port', String(ports(s).tcp), '--tcp', '--octet-count', '--rfc5424', ...keyArgs(), '--tag', 'billing', '--id=4242', '--msgid', 'INV1', '-p', 'local0.err', 'invoice 77 could not be sent']);
+    const [log] = await waitFor(async () => {
+      const found = await search(s, account.accessToken, project.id, '"invoice 77"');
+      return found.length > 0 && found;
+    });
+    expect(log).toMatchObject({ message: 'invoice 77 could not be sent', level: 'error', source: 'billing', metadata: { facility: 'local0', hostname: os.hostname(), procid: '4242', msgid: 'INV1' } });
+    expect(Math.abs(Date.parse(log!.timestamp) - before)).toBeLessThan(60_000);
+    // logger's own structured data is kept; the key is not.
+    expect(log!.metadata.sd).toHaveProperty('timeQuality');
+    expect(JSON.stringify(log)).not.toContain(project.apiKey);
+  });
+
+  it('RFC 5424 over UDP', async () => {
+    await logger(['-n', '127.0.0.1', '-P', String(ports(s).udp), '-d', '--rfc5424', ...keyArgs(), '-t', 'edge', '-p', 'daemon.warning', 'udp datagram 1']);
+    const [log] = await waitFor(async () => {
+      const found = await search(s, account.accessToken, project.id, '"udp datagram 1"');
+      return found.length > 0 && found;
+    });
+    expect(log).toMatchObject({ level: 'warn', source: 'edge', metadata: { facility: 'daemon' } });
+  });
+
+  it('RFC 3164 without a key is stored under SYSLOG_DEFAULT_KEY, and counted away where there is none', async () => {
+    await logger(['-n', '127.0.0.1', '-P', String(ports(withDefault).udp), '-d', '--rfc3164', '-t', 'cron', '-p', 'cron.notice', 'bsd style line']);
+    const [log] = await waitFor(async () => {
+      const found = await search(s, account.accessToken, project.id, '"bsd style line"');
+      return found.length > 0 && found;
+    });
+    expect(log).toMatchObject({ level: 'info', source: 'cron', metadata: { facility: 'cron', hostname: os.hostname() } });
+
+    const noKeyBefore = await metric(s, 'loglane_syslog_rejected_total{reason="no_key"}');
+    await logger(['-n', '127.0.0.1', '-P', String(ports(s).tcp), '-T', '--rfc3164', '-t', 'cron', 'no key here']);
+    await waitFor(async () => (await metric(s, 'loglane_syslog_rejected_total{reason="no_key"}')) === noKeyBefore + 1);
+    const badKeyBefore = await metric(s, 'loglane_syslog_rejected_total{reason="bad_key"}');
+    await logger(['-n', '127.0.0.1', '-P', String(ports(s).tcp), '-T', '--octet-count', '--rfc5424', '--sd-id', 'loglane@53595', '--sd-param', 'key="llk_wrong"', 'wrong key here']);
+    await waitFor(async () => (await metric(s, 'loglane_syslog_rejected_total{reason="bad_key"}')) === badKeyBefore + 1, 5000);
+    expect(await search(s, account.accessToken, project.id, '"key here"')).toEqual([]);
+  });
+
+  it('a graceful shutdown in the middle of a TCP stream commits every message it had read', async () => {
+    const node = await startServer(engine, { shareWith: s, env: SYSLOG_ENV });
+    let closed = false;
+    try {
+      const socket = net.connect(ports(node).tcp!, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      const n = 3000;
+      let text = '';
+      for (let i = 0; i < n; i++) {
+        const msg = `<14>1 - host shut - - [loglane key="${project.apiKey}"] shutdown stream ${i}`;
+        text += `${Buffer.byteLength(msg)} ${msg}`;
+      }
+      // The last message is cut in the middle: the server has read only part of it.
+      const cut = `<14>1 - host shut - - [loglane key="${project.apiKey}"] never whole`;
+      socket.write(text + `${Buffer.byteLength(cut)} ${cut.slice(0, 20)}`);
+      await waitFor(async () => (await metric(node, 'loglane_syslog_messages_total')) >= n, 10_000);
+      await node.app.close();
+      closed = true;
+      socket.destroy();
+      const stored = await search(s, account.accessToken, project.id, 'shutdown stream');
+      // The messages carry no time of their own: they are stamped on receipt, within the last minutes.
+      const from = new Date(Date.now() - 600_000).toISOString();
+      const stats = await request(s.url, 'GET', `/v1/projects/${project.id}/logs/stats?query=${encodeURIComponent('source:shut')}&from=${from}&interval=1h`, { token: account.accessToken });
+      expect(stats.status).toBe(200);
+      const count = (stats.body as { buckets: { total: number }[] }).buckets.reduce((a, b) => a + b.total, 0);
+      expect(stored.length).toBe(100);
+      expect(count).toBe(n);
+    } finally {
+      if (!closed) await node.app.close();
+      await node.database.close().catch(() => {});
+    }
+  });
+});
+
+describe('syslog listeners are off until configured', () => {
+  const s = useServer('sqlite');
+  it('start nothing without a port', () => {
+    expect(ports(s)).toEqual({});
+  });
+});
