@@ -3,13 +3,17 @@
  * counting and over UDP, RFC 3164), on both engines: each message is read back through the search
  * API with its fields checked. A node with SYSLOG_DEFAULT_KEY stores what carries no key; a message
  * with a wrong key or none is counted, not stored; a graceful shutdown in the middle of a TCP stream
- * commits every message the server had read.
+ * commits every message the server had read. rsyslog (Debian's) relays to the TCP listener with a
+ * template that adds the key.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import net from 'node:net';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import tls from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEngines, request, startServer, useAccount, useProject, useServer, waitFor, type TestServer } from './harness.js';
 
 const run = promisify(execFile);
@@ -128,5 +132,92 @@ describe('syslog listeners are off until configured', () => {
   const s = useServer('sqlite');
   it('start nothing without a port', () => {
     expect(ports(s)).toEqual({});
+  });
+});
+
+/** A free TCP port on 127.0.0.1 (taken and given back). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describeEngines('syslog relayed by rsyslog', (engine) => {
+  const s = useServer(engine, { env: SYSLOG_ENV });
+  const account = useAccount(s);
+  const project = useProject(s, account);
+
+  it('rsyslog forwards over TCP with a template that adds the key, and every field arrives', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'loglane-rsyslog-'));
+    const inPort = await freePort();
+    const conf = `
+global(workDirectory="${dir}")
+module(load="imtcp")
+input(type="imtcp" port="${inPort}" address="127.0.0.1")
+template(name="LoglaneFormat" type="string" string="<%PRI%>1 %TIMESTAMP:::date-rfc3339% %HOSTNAME% %APP-NAME% %PROCID% %MSGID% [loglane@53595 key=\\"${project.apiKey}\\"] %msg%\\n")
+action(type="omfwd" target="127.0.0.1" port="${ports(s).tcp}" protocol="tcp" TCP_Framing="octet-counted" template="LoglaneFormat")
+`;
+    await fs.writeFile(path.join(dir, 'rsyslog.conf'), conf);
+    const rsyslog = spawn('/usr/sbin/rsyslogd', ['-n', '-f', path.join(dir, 'rsyslog.conf'), '-i', path.join(dir, 'rsyslogd.pid')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    rsyslog.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    rsyslog.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      // rsyslog listens once it has read its configuration.
+      await waitFor(
+        () =>
+          new Promise<boolean>((resolve) => {
+            const probe = net.connect(inPort, '127.0.0.1', () => {
+              probe.destroy();
+              resolve(true);
+            });
+            probe.on('error', () => resolve(false));
+          }),
+        10_000,
+        `rsyslogd listening (its output: ${output})`,
+      );
+      await run('logger', ['-n', '127.0.0.1', '-P', String(inPort), '-T', '--rfc5424', '-t', 'relayed-app', '--id=99', '--msgid', 'R1', '-p', 'mail.crit', 'relayed through rsyslog']);
+      const [log] = await waitFor(async () => {
+        const found = await search(s, account.accessToken, project.id, '"relayed through rsyslog"');
+        return found.length > 0 && found;
+      }, 15_000, `the relayed message (rsyslogd said: ${output})`);
+      expect(log).toMatchObject({ message: 'relayed through rsyslog', level: 'fatal', source: 'relayed-app', metadata: { facility: 'mail', hostname: os.hostname(), procid: '99', msgid: 'R1' } });
+      expect(JSON.stringify(log)).not.toContain(project.apiKey);
+    } finally {
+      rsyslog.kill('SIGTERM');
+      await new Promise((r) => rsyslog.once('exit', r));
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describeEngines('syslog over TLS', (engine) => {
+  let dir = '';
+  // The listener's certificate, made before the server starts (hooks run in the order declared).
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'loglane-tls-'));
+    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')]);
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+  const s = useServer(engine, () => ({ env: { SYSLOG_TLS_PORT: '0', SYSLOG_HOST: '127.0.0.1', SYSLOG_TLS_CERT: path.join(dir, 'cert.pem'), SYSLOG_TLS_KEY: path.join(dir, 'key.pem') } }));
+  const account = useAccount(s);
+  const project = useProject(s, account);
+
+  it('takes octet-counted RFC 5424 messages over TLS', async () => {
+    const port = (s.app as unknown as { services: { syslogPorts: { tls?: number } } }).services.syslogPorts.tls!;
+    const ca = await fs.readFile(path.join(dir, 'cert.pem'));
+    const socket = tls.connect({ port, host: '127.0.0.1', ca, servername: '127.0.0.1', checkServerIdentity: () => undefined });
+    await new Promise((r, j) => socket.once('secureConnect', r).once('error', j));
+    const msg = `<30>1 2026-11-28T12:00:00.500Z tls-host secure-app 7 - [loglane key="${project.apiKey}"] over tls`;
+    socket.end(`${Buffer.byteLength(msg)} ${msg}`);
+    const [log] = await waitFor(async () => {
+      const found = await search(s, account.accessToken, project.id, '"over tls"');
+      return found.length > 0 && found;
+    });
+    expect(log).toMatchObject({ message: 'over tls', level: 'info', source: 'secure-app', timestamp: '2026-11-28T12:00:00.500Z', metadata: { facility: 'daemon', hostname: 'tls-host', procid: '7' } });
   });
 });
