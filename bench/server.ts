@@ -39,7 +39,7 @@ export function send(agent: http.Agent, url: string, method: string, headers: Re
 }
 
 /** A port nobody listens on right now: the one the OS picks for port 0. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.on('error', reject);

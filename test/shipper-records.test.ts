@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
-import { parseBulk } from '../src/features/logs/ingest/elasticsearch.js';
+import { bulkAnswer, parseBulk, type ItemOutcome } from '../src/features/logs/ingest/elasticsearch.js';
 import { shipperKeyOf } from '../src/features/logs/ingest/keys.js';
 import { normaliseLog } from '../src/features/logs/ingest/normalise.js';
 import { readRecord } from '../src/features/logs/ingest/record.js';
@@ -144,6 +144,23 @@ describe('reading a bulk body', () => {
     expect(() => parseBulk(many, 'x')).toThrow(expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }));
   });
 
+  it('answers in Elasticsearch\'s shape, items in the order of the actions', () => {
+    const items = parseBulk('{"index":{"_index":"we\\"b"}}\n{"message":"a"}\n{"delete":{}}\n{"create":{}}\n{"message":"b"}\n', 'p');
+    const outcomes = new Map<(typeof items)[number], ItemOutcome>([
+      [items[0]!, { id: 'log_0000000000001' }],
+      [items[2]!, { status: 429, type: 'es_rejected_execution_exception', reason: 'over the "rate"' }],
+    ]);
+    expect(JSON.parse(bulkAnswer(items, outcomes, 7))).toEqual({
+      took: 7,
+      errors: true,
+      items: [
+        { index: { _index: 'we"b', _id: 'log_0000000000001', _version: 1, result: 'created', _shards: { total: 1, successful: 1, failed: 0 }, _seq_no: 0, _primary_term: 1, status: 201 } },
+        { delete: { _index: 'p', status: 400, error: { type: 'illegal_argument_exception', reason: expect.any(String) } } },
+        { create: { _index: 'p', status: 429, error: { type: 'es_rejected_execution_exception', reason: 'over the "rate"' } } },
+      ],
+    });
+  });
+
   it('answers any bytes with items or an AppError, never another error', () => {
     const line = fc.oneof(fc.constantFrom('{"index":{}}', '{"create":{"_index":"i"}}', '{"delete":{}}', '{"update":{}}', '{}', '{"message":"m"}', '[', '"x"', 'null'), fc.string(), fc.json());
     fc.assert(
@@ -159,5 +176,18 @@ describe('reading a bulk body', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('a __proto__ name in a shipper\'s fields stays data', () => {
+  it('in Loki labels and structured metadata, and syslog structured data', async () => {
+    const { parseLabels, decodeJsonPush, pushItems } = await import('../src/features/logs/ingest/loki.js');
+    const { parseSyslog } = await import('../src/features/logs/ingest/syslog.js');
+    expect(Object.hasOwn(parseLabels('{__proto__="x"}'), '__proto__')).toBe(true);
+    const [item] = pushItems(decodeJsonPush(Buffer.from('{"streams":[{"stream":{"__proto__":"l"},"values":[["1","line",{"__proto__":"m"}]]}]}')));
+    expect('value' in item! && Object.hasOwn((item.value as { metadata: object }).metadata, '__proto__')).toBe(true);
+    const { log } = parseSyslog('<13>1 - - - - - [__proto__ __proto__="v"] m', NOW);
+    expect(Object.hasOwn(log.metadata.sd as object, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -30,6 +30,8 @@ function sendEsError(reply: FastifyReply, _request: FastifyRequest, t: Translate
 }
 
 const HIDDEN = { schema: { hide: true } };
+/** The bulk body is bytes the handler reads; its text is cleaned log by log (ingest/normalise.ts), not refused whole (http/text.ts). */
+const BULK = { schema: { hide: true }, config: { rawText: true } };
 
 export function elasticsearchRoutes(deps: { logs: LogsService; projects: ProjectsService; metrics: Metrics; isRetryable: (err: unknown) => boolean }) {
   const { logs, projects, metrics } = deps;
@@ -75,8 +77,8 @@ export function elasticsearchRoutes(deps: { logs: LogsService; projects: Project
         return reply.type('application/json; charset=utf-8').send(bulkAnswer(items, outcomes, Math.round(performance.now() - started)));
       };
       for (const url of ['/_bulk', '/:index/_bulk']) {
-        bulk.post(url, HIDDEN, handler);
-        bulk.put(url, HIDDEN, handler);
+        bulk.post(url, BULK, handler);
+        bulk.put(url, BULK, handler);
       }
     });
 

@@ -81,7 +81,9 @@ export function hecRoutes(deps: { logs: LogsService; projects: ProjectsService; 
         const { items, bad } = text.length < HEAVY_BODY_BYTES ? eventItems(text) : await heavyWork.run(() => eventItems(text));
         return store(request, reply, items, bad);
       };
-      for (const url of ['/', '/event', '/event/1.0']) ingest.post(url, { schema: { hide: true } }, events);
+      // rawText: the body is bytes read here; log text is cleaned log by log (ingest/normalise.ts), not refused whole.
+      const RAW = { schema: { hide: true }, config: { rawText: true } };
+      for (const url of ['/', '/event', '/event/1.0']) ingest.post(url, RAW, events);
 
       const raw = async (request: FastifyRequest, reply: FastifyReply) => {
         const text = await body(request);
@@ -91,7 +93,7 @@ export function hecRoutes(deps: { logs: LogsService; projects: ProjectsService; 
         if (items.length === 0) return reply.status(400).send(HEC.noData);
         return store(request, reply, items, undefined);
       };
-      for (const url of ['/raw', '/raw/1.0']) ingest.post(url, { schema: { hide: true } }, raw);
+      for (const url of ['/raw', '/raw/1.0']) ingest.post(url, RAW, raw);
     });
   };
 }

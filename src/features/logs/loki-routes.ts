@@ -39,7 +39,8 @@ export function lokiRoutes(deps: { logs: LogsService; projects: ProjectsService;
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, async (_request: FastifyRequest, raw: Buffer) => raw);
     app.addHook('onRequest', requireApiKey(projects, logs, 'Send the project API key as the basic-auth password (any user name), in X-API-Key, or as Authorization: Bearer <key>.', shipperKeyOf));
 
-    app.post('/api/v1/push', { schema: { hide: true } }, async (request, reply) => {
+    // rawText: the body is bytes read here; log text is cleaned log by log (ingest/normalise.ts), not refused whole.
+    app.post('/api/v1/push', { schema: { hide: true }, config: { rawText: true } }, async (request, reply) => {
       const type = String(request.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
       const protobufBody = type === 'application/x-protobuf' || type === 'application/protobuf';
       if (!protobufBody && type !== 'application/json') throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${type}" is not taken: send application/json, or snappy-compressed application/x-protobuf.`);

@@ -9,7 +9,7 @@
  */
 import { AppError } from '../../../errors.js';
 import { MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
-import { readRecord } from './record.js';
+import { readRecord, timeOfMs } from './record.js';
 
 /** HEC's answer codes (its documentation's table). */
 export const HEC = {
@@ -71,9 +71,7 @@ function hecTime(value: unknown): unknown {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : undefined;
   if (n === undefined || !Number.isFinite(n)) return value;
   // Seconds, as HEC defines it; a client sending milliseconds (past 10^11) is read as such.
-  const ms = n < 1e11 ? n * 1000 : n;
-  const date = new Date(Math.trunc(ms));
-  return Number.isNaN(date.getTime()) ? value : date.toISOString();
+  return timeOfMs(n < 1e11 ? n * 1000 : n) ?? value;
 }
 
 const MESSAGE_FIELDS = ['message', 'msg', 'log', '_msg'];
@@ -115,7 +113,7 @@ export function eventItems(text: string): { items: BodyItem[]; bad?: HecFormatEr
     const record = isObject(body) ? dockerLine(body) : { message: typeof body === 'string' ? body : JSON.stringify(body) };
     // HEC's own `source` names the source over anything in the event.
     const log = readRecord(typeof source === 'string' && source !== '' ? { ...record, source } : record, { extra });
-    if (time !== undefined && time !== null) log.timestamp = hecTime(time) as string;
+    if (time !== undefined && time !== null) log.timestamp = hecTime(time) as string | number;
     items.push({ value: log });
   }
   return { items, bad };

@@ -9,7 +9,7 @@
 import protobuf from 'protobufjs';
 import { AppError } from '../../../errors.js';
 import { MAX_BODY_BYTES, MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
-import { readRecord } from './record.js';
+import { put, readRecord, timeOfMs } from './record.js';
 import { snappyUncompress, SnappyError } from './snappy.js';
 
 const PROTO = `
@@ -70,7 +70,7 @@ export function parseLabels(text: string): Record<string, string> {
         value += e === 'n' ? '\n' : e === 't' ? '\t' : (e ?? '');
       } else value += c;
     }
-    labels[name] = value;
+    put(labels, name, value);
     skip();
     if (text[at] === ',') {
       at++;
@@ -129,14 +129,14 @@ export function decodeJsonPush(body: Buffer): { labels: Record<string, string>; 
     const labels: Record<string, string> = {};
     if (s.stream !== undefined && s.stream !== null) {
       if (!isObject(s.stream)) throw new AppError('VALIDATION_ERROR', 'A stream\'s "stream" must be an object of labels.');
-      for (const [k, v] of Object.entries(s.stream)) labels[k] = typeof v === 'string' ? v : JSON.stringify(v);
+      for (const [k, v] of Object.entries(s.stream)) put(labels, k, typeof v === 'string' ? v : JSON.stringify(v));
     }
     const entries: Entry[] = s.values.map((v: unknown): Entry => {
       if (!Array.isArray(v) || v.length < 2) return { ns: { error: 'an entry must be ["<unix epoch in nanoseconds>", "<line>"]' }, line: undefined, metadata: {} };
       const [ts, line, meta] = v as unknown[];
       const digits = typeof ts === 'string' ? ts.trim() : typeof ts === 'number' && Number.isSafeInteger(ts) ? String(ts) : '';
       const metadata: Record<string, string> = {};
-      if (isObject(meta)) for (const [k, val] of Object.entries(meta)) metadata[k] = typeof val === 'string' ? val : JSON.stringify(val);
+      if (isObject(meta)) for (const [k, val] of Object.entries(meta)) put(metadata, k, typeof val === 'string' ? val : JSON.stringify(val));
       return { ns: /^\d{1,25}$/.test(digits) ? digits : { error: 'the entry\'s time must be a string of Unix epoch nanoseconds' }, line, metadata };
     });
     return { labels, entries };
@@ -169,9 +169,8 @@ export function pushItems(streams: { labels: Record<string, string>; entries: En
       }
       const fields = record ? { ...record, ...labels, ...entry.metadata } : { ...labels, ...entry.metadata, message: entry.line };
       const log = readRecord(fields, { sourceFields: SOURCE_LABELS, levelFields: LEVEL_FIELDS });
-      // The entry's own time, exactly to the millisecond; the line's time field, if any, was read and is replaced.
-      const ms = BigInt(entry.ns) / 1_000_000n;
-      log.timestamp = ms < 8_640_000_000_000_000n ? new Date(Number(ms)).toISOString() : entry.ns;
+      // The entry's own time, exactly to the millisecond (the digits but the last six); the line's time field, if any, was read and is replaced.
+      log.timestamp = timeOfMs(entry.ns.length > 6 ? Number(entry.ns.slice(0, -6)) : 0) ?? entry.ns;
       items.push({ value: log });
     }
   }

@@ -4,7 +4,7 @@
  * listeners (syslog-listeners.ts) feed bytes in and store the logs through the ingest path.
  * docs/integrations.md, "Syslog", says how a message becomes a log.
  */
-import type { LogObject } from './record.js';
+import { put, type LogObject } from './record.js';
 
 /** A message is at most this many bytes; a longer one is cut here and marked `truncated`. */
 export const MAX_SYSLOG_BYTES = 64 * 1024;
@@ -46,12 +46,12 @@ function readStructuredData(text: string, at: number): { sd: Record<string, Reco
         if (c === '\\' && (text[at] === '"' || text[at] === '\\' || text[at] === ']')) value += text[at++];
         else value += c;
       }
-      params[name] = value;
+      put(params, name, value);
     }
     if (text[at] !== ']') return undefined;
     at++;
     // A repeated SD-ID keeps its first element (RFC 5424 §6.3.2 forbids repeats).
-    if (!Object.hasOwn(sd, id)) sd[id] = params;
+    if (!Object.hasOwn(sd, id)) put(sd, id, params);
   }
   return { sd, end: at };
 }
