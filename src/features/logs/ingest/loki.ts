@@ -48,7 +48,12 @@ export function parseLabels(text: string): Record<string, string> {
   if (text[at] !== '{') throw bad();
   at++;
   skip();
-  if (text[at] === '}') return labels;
+  if (text[at] === '}') {
+    at++;
+    skip();
+    if (at !== text.length) throw bad();
+    return labels;
+  }
   for (;;) {
     skip();
     const name = /^[a-zA-Z_][a-zA-Z0-9_.]*/.exec(text.slice(at, at + 1024))?.[0];
