@@ -169,6 +169,8 @@ export function createServices(deps: { config: Config; database: Database; secre
     tailHeartbeatMs: config.tailHeartbeatMs,
 
     syslogPorts,
+    /** The syslog listeners' open connections and held bytes (tests check the bound). */
+    syslogStats: () => syslog.stats(),
 
     async start(): Promise<void> {
       await logs.start();

@@ -221,3 +221,33 @@ describeEngines('syslog over TLS', (engine) => {
     expect(log).toMatchObject({ message: 'over tls', level: 'info', source: 'secure-app', timestamp: '2026-11-28T12:00:00.500Z', metadata: { facility: 'daemon', hostname: 'tls-host', procid: '7' } });
   });
 });
+
+describe('syslog: slow and idle connections', () => {
+  const s = useServer('sqlite', { env: SYSLOG_ENV });
+  const account = useAccount(s);
+  const project = useProject(s, account);
+  const stats = () => (s.app as unknown as { services: { syslogStats: () => { connections: number; heldBytes: number } } }).services.syslogStats();
+
+  it('1,000 connections each holding most of a message hold at most a message each, and others are still served', async () => {
+    const clients: net.Socket[] = [];
+    try {
+      const partial = Buffer.alloc(60 * 1024, 0x61);
+      for (let i = 0; i < 1000; i++) {
+        const c = net.connect(ports(s).tcp!, '127.0.0.1');
+        c.on('error', () => {});
+        clients.push(c);
+        // A message that never ends (no newline), and one that claims far more than it sends.
+        c.write(i % 2 === 0 ? partial : Buffer.concat([Buffer.from('999999999 '), partial]));
+      }
+      await waitFor(() => stats().connections === 1000 && stats().heldBytes >= 1000 * partial.length, 20_000, '1,000 connections holding their partial messages');
+      expect(stats().heldBytes).toBeLessThanOrEqual(1000 * (64 * 1024 + 12));
+      // Meanwhile another sender's message is stored.
+      await run('logger', ['-n', '127.0.0.1', '-P', String(ports(s).tcp), '-T', '--octet-count', '--rfc5424', '--sd-id', 'loglane@53595', '--sd-param', `key="${project.apiKey}"`, 'still served']);
+      await waitFor(async () => (await search(s, account.accessToken, project.id, '"still served"')).length === 1);
+    } finally {
+      for (const c of clients) c.destroy();
+    }
+    await waitFor(() => stats().connections === 0, 10_000, 'the connections closed');
+    expect(stats().heldBytes).toBe(0);
+  });
+});

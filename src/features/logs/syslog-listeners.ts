@@ -56,6 +56,8 @@ export interface SyslogListeners {
   start(): Promise<{ tcp?: number; udp?: number; tls?: number }>;
   /** Stops listening and reading, and commits every message received so far. */
   stop(): Promise<void>;
+  /** Open connections, and the bytes they hold for messages not yet whole (each at most MAX_SYSLOG_BYTES). */
+  stats(): { connections: number; heldBytes: number };
 }
 
 export function createSyslogListeners(deps: { config: Config['syslog']; logs: LogsService; projects: ProjectsService; metrics: Metrics; log: FastifyBaseLogger; now: () => number }): SyslogListeners {
@@ -63,8 +65,9 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
   const batches = new Map<string, Pending[]>();
   const keys = new Map<string, { at: number; check: Awaited<ReturnType<ProjectsService['verifyApiKey']>> }>();
   const lastLogged = new Map<string, number>();
-  /** Open connections, each with what ends it: its last bytes read as messages. */
+  /** Open connections, each with what ends it (its last bytes read as messages) and its framer. */
   const sockets = new Map<net.Socket, () => void>();
+  const framers = new Map<net.Socket, SyslogFramer>();
   const servers: (net.Server | dgram.Socket)[] = [];
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> | undefined;
@@ -181,6 +184,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       return;
     }
     const framer = new SyslogFramer();
+    framers.set(socket, framer);
     const sender: Sender = { waiting: 0, pause: () => socket.pause(), resume: () => socket.resume() };
     let ended = false;
     const finish = () => {
@@ -203,7 +207,10 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       socket.end();
     });
     socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      framers.delete(socket);
+    });
   }
 
   const listen = (server: net.Server, port: number) =>
@@ -214,6 +221,12 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
     });
 
   return {
+    stats() {
+      let heldBytes = 0;
+      for (const f of framers.values()) heldBytes += f.held;
+      return { connections: framers.size, heldBytes };
+    },
+
     async start() {
       const ports: { tcp?: number; udp?: number; tls?: number } = {};
       if (config.tcpPort !== undefined) {
