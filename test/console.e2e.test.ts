@@ -164,6 +164,11 @@ describeInChromium('console journey in chromium', (engine) => {
     const { apiKey, projectId } = await createFirstProject(page, 'Checkout API');
     await expect.poll(() => page.locator('.snippet pre').innerText()).toContain(apiKey);
     await shoot(page, 'project-settings');
+    // The shippers teams already run are offered too, with this server's address and the key filled in.
+    await page.getByRole('tab', { name: 'Promtail / Loki' }).click();
+    await expect.poll(() => page.locator('.snippet pre').innerText()).toContain(`/loki/api/v1/push`);
+    expect(await page.locator('.snippet pre').innerText()).toContain(apiKey);
+    await page.getByRole('tab', { name: 'curl' }).click();
     expect(refreshes).toEqual(['POST']);
 
     // A second project is over the free plan: the message names the plan that allows more.

@@ -43,6 +43,43 @@ OTEL_EXPORTER_OTLP_HEADERS=x-api-key=${key}
 OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
 # service.name becomes the source, severity the level, attributes the metadata.`,
     },
+    elasticsearch: {
+      label: 'Filebeat / Logstash',
+      code: `# Anything that writes to Elasticsearch: point it at ${base}/es with the key as its API key.
+# filebeat.yml
+output.elasticsearch:
+  hosts: ["${base}"]
+  path: "/es"
+  api_key: "loglane:${key}"
+setup.ilm.enabled: false
+setup.template.enabled: false`,
+    },
+    loki: {
+      label: 'Promtail / Loki',
+      code: `# Anything that pushes to Grafana Loki: ${base} is its Loki, the key its password.
+# promtail.yaml
+clients:
+  - url: ${base}/loki/api/v1/push
+    basic_auth:
+      username: loglane
+      password: ${key}`,
+    },
+    hec: {
+      label: 'Splunk HEC',
+      code: `# Anything that sends to a Splunk HTTP Event Collector: the key is the token.
+docker run --log-driver=splunk \\
+  --log-opt splunk-url=${base} \\
+  --log-opt splunk-token=${key} \\
+  --log-opt splunk-format=raw \\
+  my-image`,
+    },
+    syslog: {
+      label: 'syslog',
+      code: `# The server's syslog listeners are off until SYSLOG_TCP_PORT (or _UDP_, _TLS_) is set.
+# The key goes in the message's structured data:
+logger --server ${location.hostname} --port 6514 --tcp --octet-count --rfc5424 \\
+  --sd-id loglane@53595 --sd-param 'key="${key}"' --tag my-app 'Hello from syslog'`,
+    },
     ndjson: {
       label: 'NDJSON file',
       code: `# One JSON log per line; gzip is welcome.
@@ -89,7 +126,7 @@ gzip -c app.ndjson | curl -X POST ${base}/v1/logs \\
         <CopyButton text={tabs[tab].code} />
       </div>
       <p className="muted small">
-        Levels: trace, debug, info, warn, error, fatal. Timestamps default to the time of receipt. The full API is described at <a href="/docs">/docs</a>.
+        Levels: trace, debug, info, warn, error, fatal. Timestamps default to the time of receipt. The full API is described at <a href="/docs">/docs</a>; every shipper's mapping and more recipes are in the project's docs/integrations.md.
       </p>
     </section>
   );
