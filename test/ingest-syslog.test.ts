@@ -251,3 +251,43 @@ describe('syslog: slow and idle connections', () => {
     expect(stats().heldBytes).toBe(0);
   });
 });
+
+describeEngines('syslog over the plan\'s rate', (engine) => {
+  // 2,000 logs a second (a burst of 10,000 first): a TCP sender is slowed, a UDP one loses what is over.
+  const s = useServer(engine, { env: { ...SYSLOG_ENV, INGEST_RATE_FREE: '2000' } });
+  const account = useAccount(s);
+  const project = useProject(s, account);
+
+  it('a TCP sender over the rate is slowed, not dropped: every message is stored', async () => {
+    const n = 16_000;
+    const socket = net.connect(ports(s).tcp!, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let text = '';
+    for (let i = 0; i < n; i++) {
+      const msg = `<14>1 - host paced - - [loglane key="${project.apiKey}"] paced ${i}`;
+      text += `${Buffer.byteLength(msg)} ${msg}`;
+    }
+    socket.end(text);
+    const from = new Date(Date.now() - 600_000).toISOString();
+    const stored = async () => {
+      const res = await request(s.url, 'GET', `/v1/projects/${project.id}/logs/stats?query=${encodeURIComponent('source:paced')}&from=${from}&interval=1h`, { token: account.accessToken });
+      return (res.body as { buckets: { total: number }[] }).buckets.reduce((a, b) => a + b.total, 0);
+    };
+    await waitFor(async () => (await stored()) === n, 30_000, `all ${n} messages stored`);
+    expect(await metric(s, 'loglane_syslog_rejected_total{reason="dropped"}')).toBe(0);
+  });
+
+  it('UDP over the rate: what is over is dropped and counted', async () => {
+    const droppedBefore = await metric(s, 'loglane_syslog_rejected_total{reason="dropped"}');
+    const { createSocket } = await import('node:dgram');
+    const udp = createSocket('udp4');
+    const n = 14_000;
+    for (let i = 0; i < n; i++) {
+      const msg = Buffer.from(`<14>1 - host burst - - [loglane key="${project.apiKey}"] burst ${i}`);
+      await new Promise<void>((r, j) => udp.send(msg, ports(s).udp!, '127.0.0.1', (err) => (err ? j(err) : r())));
+    }
+    udp.close();
+    // Some are over the rate: counted as dropped, never stored, never an error.
+    await waitFor(async () => (await metric(s, 'loglane_syslog_rejected_total{reason="dropped"}')) > droppedBefore, 10_000, 'datagrams over the rate counted');
+  });
+});

@@ -261,20 +261,21 @@ describe('decodeProtobufPush', () => {
       {
         labels: { job: 'api', env: 'prod', msg: 'say "hi"' },
         entries: [
-          { ns: '1732780800123456789', line: 'first line', metadata: { trace_id: 'abc', user: 'ann' } },
-          { ns: '1732780801000000000', line: '{"msg":"json line","level":"warn"}', metadata: {} },
-          { ns: '0', line: 'no timestamp at all', metadata: {} },
+          // Protobuf times come as epoch milliseconds, cut (not rounded) from seconds and nanos.
+          { ns: { ms: 1732780800123 }, line: 'first line', metadata: { trace_id: 'abc', user: 'ann' } },
+          { ns: { ms: 1732780801000 }, line: '{"msg":"json line","level":"warn"}', metadata: {} },
+          { ns: { ms: 0 }, line: 'no timestamp at all', metadata: {} },
         ],
       },
       { labels: {}, entries: [] },
-      { labels: {}, entries: [{ ns: '1000000005', line: 'no labels', metadata: {} }] },
+      { labels: {}, entries: [{ ns: { ms: 1000 }, line: 'no labels', metadata: {} }] },
     ]);
     // Not compressed when told so; and an empty PushRequest is no streams.
     expect(decodeProtobufPush(raw, false)).toEqual(streams);
     expect(decodeProtobufPush(snappy.compressSync(Buffer.alloc(0)), true)).toEqual([]);
-    // Timestamps past 2^53 ns and beyond, exactly.
+    // Times past 2^53 ns, exactly to the millisecond.
     const far = decodeProtobufPush(snappy.compressSync(encodePush({ streams: [{ labels: '{a="b"}', entries: [{ timestamp: { seconds: 253402300799, nanos: 999_999_999 }, line: 'x' }] }] })), true);
-    expect(far[0]!.entries[0]!.ns).toBe('253402300799999999999');
+    expect(far[0]!.entries[0]!.ns).toEqual({ ms: 253402300799999 });
   });
 
   it('refuses what is not snappy-compressed protobuf with a VALIDATION_ERROR, and a snappy bomb with PAYLOAD_TOO_LARGE', () => {

@@ -154,7 +154,7 @@ describe('reading a bulk body', () => {
       took: 7,
       errors: true,
       items: [
-        { index: { _index: 'we"b', _id: 'log_0000000000001', _version: 1, result: 'created', _shards: { total: 1, successful: 1, failed: 0 }, _seq_no: 0, _primary_term: 1, status: 201 } },
+        { index: { _index: 'we"b', _id: 'log_0000000000001', status: 201, result: 'created' } },
         { delete: { _index: 'p', status: 400, error: { type: 'illegal_argument_exception', reason: expect.any(String) } } },
         { create: { _index: 'p', status: 429, error: { type: 'es_rejected_execution_exception', reason: 'over the "rate"' } } },
       ],
@@ -189,5 +189,29 @@ describe('a __proto__ name in a shipper\'s fields stays data', () => {
     const { log } = parseSyslog('<13>1 - - - - - [__proto__ __proto__="v"] m', NOW);
     expect(Object.hasOwn(log.metadata.sd as object, '__proto__')).toBe(true);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('deep JSON in any shipper\'s body', () => {
+  const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+  it('refuses the record (its nesting past 32 levels), never the server', async () => {
+    const { eventItems } = await import('../src/features/logs/ingest/hec.js');
+    const { decodeJsonPush, pushItems } = await import('../src/features/logs/ingest/loki.js');
+    for (const n of [40, 10_000, 200_000]) {
+      const [bulk] = parseBulk(`{"index":{}}\n${deep(n)}\n`, 'i');
+      if (bulk!.log) expect(normaliseLog(bulk!.log, NOW)).toMatchObject({ ok: false, message: expect.stringMatching(/nested more than 32 levels|not valid/) });
+      else expect(bulk!.error?.type).toBe('mapper_parsing_exception');
+
+      const { items, bad } = eventItems(`{"event":${deep(n)}}`);
+      if (bad) expect(bad.eventNumber).toBe(0);
+      else expect(normaliseLog((items[0] as { value: unknown }).value, NOW)).toMatchObject({ ok: false });
+
+      try {
+        const entries = pushItems(decodeJsonPush(Buffer.from(JSON.stringify({ streams: [{ stream: {}, values: [['1', deep(n)]] }] }))));
+        expect(normaliseLog((entries[0] as { value: unknown }).value, NOW)).toMatchObject({ ok: false });
+      } catch (err) {
+        expect(err).toBeInstanceOf(AppError);
+      }
+    }
   });
 });

@@ -30,8 +30,8 @@ const LEVEL_FIELDS = ['level', 'detected_level', 'severity', 'lvl', 'log.level']
 
 /** One entry, as either encoding gives it. */
 interface Entry {
-  /** Epoch nanoseconds, exactly (a string of digits), or why the entry's time cannot be read. */
-  ns: string | { error: string };
+  /** Epoch nanoseconds, exactly (a string of digits), or why the entry's time cannot be read; or, from protobuf, `ms`. */
+  ns: string | { error: string } | { ms: number };
   line: unknown;
   metadata: Record<string, string>;
 }
@@ -102,19 +102,20 @@ export function decodeProtobufPush(body: Buffer, compressed: boolean): { labels:
       throw new AppError('VALIDATION_ERROR', `The body is not snappy-compressed protobuf (${err instanceof Error ? err.message : 'undecodable'}).`);
     }
   }
-  let message: { streams?: { labels?: string; entries?: { timestamp?: { seconds?: string; nanos?: number }; line?: string; structuredMetadata?: { name?: string; value?: string }[] }[] }[] };
+  let message: { streams?: { labels?: string; entries?: { timestamp?: { seconds?: number; nanos?: number }; line?: string; structuredMetadata?: { name?: string; value?: string }[] }[] }[] };
   try {
-    message = PushRequest.toObject(PushRequest.decode(raw), { longs: String, defaults: false }) as typeof message;
+    // Seconds as numbers: exact up to 2^53, far past any time a log can have.
+    message = PushRequest.toObject(PushRequest.decode(raw), { longs: Number, defaults: false }) as typeof message;
   } catch (err) {
     throw new AppError('VALIDATION_ERROR', `The body is not a Loki PushRequest (${err instanceof Error ? err.message : 'undecodable'}).`);
   }
   return (message.streams ?? []).map((s) => ({
     labels: parseLabels(s.labels ?? '{}'),
-    entries: (s.entries ?? []).map((e) => {
-      const seconds = BigInt(e.timestamp?.seconds ?? '0');
-      const nanos = BigInt(e.timestamp?.nanos ?? 0);
-      return { ns: String(seconds * 1_000_000_000n + nanos), line: e.line ?? '', metadata: Object.fromEntries((e.structuredMetadata ?? []).map((p) => [p.name ?? '', p.value ?? ''])) };
-    }),
+    entries: (s.entries ?? []).map((e) => ({
+      ns: { ms: (e.timestamp?.seconds ?? 0) * 1000 + Math.floor((e.timestamp?.nanos ?? 0) / 1e6) },
+      line: e.line ?? '',
+      metadata: e.structuredMetadata?.length ? Object.fromEntries(e.structuredMetadata.map((p) => [p.name ?? '', p.value ?? ''])) : {},
+    })),
   }));
 }
 
@@ -154,7 +155,7 @@ export function pushItems(streams: { labels: Record<string, string>; entries: En
   for (const { labels, entries } of streams) {
     for (const entry of entries) {
       if (items.length === MAX_LOGS_PER_REQUEST) throw new AppError('PAYLOAD_TOO_LARGE', `A push carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} entries. Send smaller batches.`);
-      if (typeof entry.ns !== 'string') {
+      if (typeof entry.ns !== 'string' && 'error' in entry.ns) {
         items.push({ error: entry.ns.error });
         continue;
       }
@@ -175,7 +176,8 @@ export function pushItems(streams: { labels: Record<string, string>; entries: En
       const fields = record ? { ...record, ...labels, ...entry.metadata } : { ...labels, ...entry.metadata, message: entry.line };
       const log = readRecord(fields, { sourceFields: SOURCE_LABELS, levelFields: LEVEL_FIELDS });
       // The entry's own time, exactly to the millisecond (the digits but the last six); the line's time field, if any, was read and is replaced.
-      log.timestamp = timeOfMs(entry.ns.length > 6 ? Number(entry.ns.slice(0, -6)) : 0) ?? entry.ns;
+      const ns = entry.ns;
+      log.timestamp = typeof ns === 'string' ? (timeOfMs(ns.length > 6 ? Number(ns.slice(0, -6)) : 0) ?? ns) : (timeOfMs(ns.ms) ?? String(ns.ms));
       items.push({ value: log });
     }
   }
