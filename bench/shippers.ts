@@ -31,9 +31,9 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import type { Engine } from '../src/config.js';
+import { PushRequest } from '../src/features/logs/ingest/loki.js';
 import { COMMON_USAGE, optionsOrExit, parseBenchArgs } from './options.js';
 import { RealisticLogs, toNdjson, type RealisticLog } from './realistic-logs.js';
 import { fmt, groupServerOutput, round, table, writeResults } from './report.js';
@@ -81,15 +81,6 @@ function parseOptions(argv: string[]): Options {
 const options = optionsOrExit(parseOptions, USAGE);
 const POOL = 50;
 
-const LOKI_PROTO = `
-syntax = "proto3";
-package logproto;
-message PushRequest { repeated StreamAdapter streams = 1; }
-message StreamAdapter { string labels = 1; repeated EntryAdapter entries = 2; uint64 hash = 3; }
-message EntryAdapter { Timestamp timestamp = 1; string line = 2; }
-message Timestamp { int64 seconds = 1; int32 nanos = 2; }
-`;
-const PushRequest = protobuf.parse(LOKI_PROTO, { keepCase: true }).root.lookupType('logproto.PushRequest');
 
 interface Protocol {
   name: string;

@@ -334,6 +334,18 @@ export function ingest(server: TestServer, apiKey: string, body: unknown, header
   return server.request('POST', '/v1/logs', { body, headers: { 'x-api-key': apiKey, ...headers } });
 }
 
+/** A log as the search API answers it (GET /v1/projects/:id/logs, `data`). */
+export interface StoredLog {
+  id: string;
+  timestamp: string;
+  receivedAt: string;
+  level: string;
+  message: string;
+  source: string | null;
+  /** Any shape: tests read into it. */
+  metadata: Record<string, any>;
+}
+
 export interface SseEvent {
   id?: string;
   event?: string;

@@ -12,17 +12,8 @@ import { Client, errors } from '@elastic/elasticsearch';
 import pino from 'pino';
 import type { DestinationStream, Options as PinoElasticOptions } from 'pino-elasticsearch';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeEngines, useAccount, useProject, useServer, type Account, type TestServer } from './harness.js';
+import { describeEngines, useAccount, useProject, useServer, type Account, type TestServer, type StoredLog } from './harness.js';
 
-interface StoredLog {
-  id: string;
-  timestamp: string;
-  receivedAt: string;
-  level: string;
-  message: string;
-  source: string | null;
-  metadata: Record<string, any>;
-}
 
 /**
  * pino-elasticsearch is CommonJS (`module.exports = pinoElasticSearch`) while its types declare an

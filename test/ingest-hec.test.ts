@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { describeEngines, request, useAccount, useProject, useServer, type TestServer } from './harness.js';
+import { describeEngines, request, useAccount, useProject, useServer, type TestServer, type StoredLog } from './harness.js';
 
 const require = createRequire(import.meta.url);
 const { Logger: SplunkLogger } = require('splunk-logging') as { Logger: new (config: Record<string, unknown>) => SplunkLoggerInstance };
@@ -15,14 +15,6 @@ interface SplunkLoggerInstance {
   error: (err: Error, context: unknown) => void;
 }
 
-interface StoredLog {
-  id: string;
-  timestamp: string;
-  level: string;
-  source: string | null;
-  message: string;
-  metadata: Record<string, unknown>;
-}
 
 async function readBack(s: TestServer, token: string, projectId: string, query = ''): Promise<StoredLog[]> {
   const res = await request(s.url, 'GET', `/v1/projects/${projectId}/logs?limit=100${query}`, { token });

@@ -16,38 +16,14 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import pino from 'pino';
 import { pinoLoki, type LokiOptions } from 'pino-loki';
-import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import winston from 'winston';
 import LokiTransport from 'winston-loki';
 import { expect, it } from 'vitest';
-import { createProject, describeEngines, useAccount, useServer, waitFor } from './harness.js';
+import { PushRequest } from '../src/features/logs/ingest/loki.js';
+import { createProject, describeEngines, useAccount, useServer, waitFor, type StoredLog } from './harness.js';
 
-interface StoredLog {
-  id: string;
-  timestamp: string;
-  receivedAt: string;
-  level: string;
-  message: string;
-  source: string | null;
-  metadata: Record<string, any>;
-}
 
-/** Loki's PushRequest, as src/features/logs/ingest/loki.ts reads it (the message names Loki's own). */
-const PushRequest = protobuf
-  .parse(
-    `
-syntax = "proto3";
-package logproto;
-message PushRequest { repeated StreamAdapter streams = 1; }
-message StreamAdapter { string labels = 1; repeated EntryAdapter entries = 2; uint64 hash = 3; }
-message EntryAdapter { Timestamp timestamp = 1; string line = 2; repeated LabelPairAdapter structuredMetadata = 3; }
-message LabelPairAdapter { string name = 1; string value = 2; }
-message Timestamp { int64 seconds = 1; int32 nanos = 2; }
-`,
-    { keepCase: true },
-  )
-  .root.lookupType('logproto.PushRequest');
 
 const require = createRequire(import.meta.url);
 /** pino and pino-loki for an application in its own process (a file outside this tree), by absolute location. */

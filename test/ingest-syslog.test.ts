@@ -14,18 +14,10 @@ import os from 'node:os';
 import { promisify } from 'node:util';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeEngines, request, startServer, useAccount, useProject, useServer, waitFor, type TestServer } from './harness.js';
+import { describeEngines, request, startServer, useAccount, useProject, useServer, waitFor, type TestServer, type StoredLog } from './harness.js';
 
 const run = promisify(execFile);
 
-interface StoredLog {
-  id: string;
-  timestamp: string;
-  level: string;
-  source: string | null;
-  message: string;
-  metadata: Record<string, unknown>;
-}
 
 async function search(s: TestServer, token: string, projectId: string, q: string): Promise<StoredLog[]> {
   const res = await request(s.url, 'GET', `/v1/projects/${projectId}/logs?limit=100&query=${encodeURIComponent(q)}`, { token });

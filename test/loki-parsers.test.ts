@@ -4,31 +4,14 @@
  * labels' text form, the protobuf PushRequest, and how entries become logs.
  */
 import fc from 'fast-check';
-import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
 import type { BodyItem } from '../src/features/logs/ingest/body.js';
-import { decodeJsonPush, decodeProtobufPush, parseLabels, pushItems } from '../src/features/logs/ingest/loki.js';
+import { decodeJsonPush, decodeProtobufPush, parseLabels, PushRequest, pushItems } from '../src/features/logs/ingest/loki.js';
 import { SnappyError, snappyUncompress } from '../src/features/logs/ingest/snappy.js';
 
 const MiB = 1024 * 1024;
-
-/** The same proto text as loki.ts. */
-const PushRequest = protobuf
-  .parse(
-    `
-syntax = "proto3";
-package logproto;
-message PushRequest { repeated StreamAdapter streams = 1; }
-message StreamAdapter { string labels = 1; repeated EntryAdapter entries = 2; uint64 hash = 3; }
-message EntryAdapter { Timestamp timestamp = 1; string line = 2; repeated LabelPairAdapter structuredMetadata = 3; }
-message LabelPairAdapter { string name = 1; string value = 2; }
-message Timestamp { int64 seconds = 1; int32 nanos = 2; }
-`,
-    { keepCase: true },
-  )
-  .root.lookupType('logproto.PushRequest');
 
 const encodePush = (object: Record<string, unknown>): Buffer => Buffer.from(PushRequest.encode(PushRequest.fromObject(object)).finish());
 

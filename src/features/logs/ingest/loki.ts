@@ -12,7 +12,8 @@ import { MAX_BODY_BYTES, MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
 import { put, readRecord, timeOfMs } from './record.js';
 import { snappyUncompress, SnappyError } from './snappy.js';
 
-const PROTO = `
+/** Loki's push request (its pkg/push/push.proto), the fields Loglane reads: senders' tests and the bench encode with it too. */
+export const LOKI_PUSH_PROTO = `
 syntax = "proto3";
 package logproto;
 message PushRequest { repeated StreamAdapter streams = 1; }
@@ -21,7 +22,7 @@ message EntryAdapter { Timestamp timestamp = 1; string line = 2; repeated LabelP
 message LabelPairAdapter { string name = 1; string value = 2; }
 message Timestamp { int64 seconds = 1; int32 nanos = 2; }
 `;
-const PushRequest = protobuf.parse(PROTO, { keepCase: true }).root.lookupType('logproto.PushRequest');
+export const PushRequest = protobuf.parse(LOKI_PUSH_PROTO, { keepCase: true }).root.lookupType('logproto.PushRequest');
 
 /** Where a stream's labels name the source, in order; then `source`. */
 const SOURCE_LABELS = ['service_name', 'job', 'app'];
