@@ -365,7 +365,7 @@ describeEngines('Elasticsearch bulk API', (engine) => {
       for (const line of written) {
         const log = byMessage.get(line.msg as string);
         expect(log, `the log "${line.msg}"`).toBeDefined();
-        // pino-elasticsearch sends pino's epoch-ms `time` as an ISO string in `time` (lib.js): the same millisecond.
+        // pino-elasticsearch sends pino's epoch-ms `time` as an ISO string in `time`: the same millisecond.
         expect(log!.timestamp).toBe(iso(line.time as number));
         // pino's own fields beside the extra ones; msg, level and time are not repeated.
         expect(log!.metadata).toMatchObject({ pid: line.pid, hostname: line.hostname });

@@ -180,7 +180,7 @@ logger.error({ i: 20 }, 'batched error');
       gracefulShutdown: false,
       onConnectionError: (err) => failures.push(err),
     });
-    // With `snappy` installed and json: false, winston-loki sends protobuf (src/batcher.js): make sure this run does.
+    // With `snappy` installed and json: false, winston-loki sends protobuf: make sure this run does.
     const batcher = (transport as unknown as { batcher: { contentType: string; options: { json: boolean } } }).batcher;
     expect(batcher.contentType).toBe('application/x-protobuf');
     expect(batcher.options.json).toBe(false);

@@ -215,3 +215,14 @@ describe('deep JSON in any shipper\'s body', () => {
     }
   });
 });
+
+describe('the text rule for request bodies', () => {
+  it('passes over bytes instead of walking them key by key', async () => {
+    const { findTextProblem } = await import('../src/http/text.js');
+    // Bytes are not walked: even a property hung on them (which walking key by key would reach) is not looked at.
+    const bytes = Object.assign(Buffer.alloc(64), { note: 'a\u0000b' });
+    expect(findTextProblem(bytes)).toBeUndefined();
+    expect(findTextProblem({ raw: bytes })).toBeUndefined();
+    expect(findTextProblem({ text: 'a\u0000b' })).toMatchObject({ path: '/text' });
+  });
+});

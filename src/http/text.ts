@@ -53,6 +53,9 @@ function anyTextProblem(value: unknown): boolean {
       if (textProblem(v) !== undefined) return true;
     } else if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else if (ArrayBuffer.isView(v)) {
+      // Bytes (a body a route reads itself) hold no text to check, and walking them key by key cost a bulk request a quarter of the server's CPU.
+      continue;
     } else if (v !== null && typeof v === 'object') {
       for (const key of Object.keys(v)) {
         if (textProblem(key) !== undefined) return true;

@@ -30,6 +30,8 @@ const FLUSH_MS = 200;
 const BATCH_MESSAGES = 2000;
 /** A connection with this many messages not yet committed is paused until they are. */
 const PAUSE_AT = 4000;
+/** Datagrams waiting for their commit, at most: past it UDP messages are dropped and counted (a datagram has no sender to slow). */
+export const MAX_PENDING_DATAGRAMS = 50_000;
 /** Connections at once, per listener. */
 export const MAX_SYSLOG_CONNECTIONS = 4096;
 /** How long a key's check is remembered (a revoked key stops working within this). */
@@ -71,6 +73,8 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
   const servers: (net.Server | dgram.Socket)[] = [];
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> | undefined;
+  /** Datagrams in `batches` (streams are bounded by pausing their senders). */
+  let pendingDatagrams = 0;
   let stopping = false;
 
   function refuse(reason: 'no_key' | 'bad_key' | 'refused' | 'dropped', n: number, detail: string): void {
@@ -91,6 +95,13 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       refuse('no_key', 1, 'a message carried no key ([loglane@… key="…"] in its structured data) and SYSLOG_DEFAULT_KEY is not set');
       return;
     }
+    if (!sender) {
+      if (pendingDatagrams >= MAX_PENDING_DATAGRAMS) {
+        refuse('dropped', 1, 'datagrams arrived faster than they could be stored');
+        return;
+      }
+      pendingDatagrams++;
+    }
     let batch = batches.get(k);
     if (!batch) batches.set(k, (batch = []));
     batch.push({ item: { value: record }, sender });
@@ -110,7 +121,8 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
   function settle(pending: Pending[]): void {
     for (const p of pending) {
       const s = p.sender;
-      if (s && --s.waiting === PAUSE_AT - 1) s.resume();
+      if (!s) pendingDatagrams--;
+      else if (--s.waiting === PAUSE_AT - 1) s.resume();
     }
   }
 
@@ -119,13 +131,14 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
 
   /** Commits one key's batch; a batch refused for the rate or the load goes back to wait (TCP) or is dropped (UDP). */
   async function commit(key: string, pending: Pending[]): Promise<void> {
-    const check = await checkKey(key);
-    if (!check.ok) {
-      refuse('bad_key', pending.length, 'a message carried a key that is not a project\'s');
-      settle(pending);
-      return;
-    }
     try {
+      // A failure here (the database) is one like the store's below: streams wait, datagrams are counted away.
+      const check = await checkKey(key);
+      if (!check.ok) {
+        refuse('bad_key', pending.length, 'a message carried a key that is not a project\'s');
+        settle(pending);
+        return;
+      }
       const { result } = await logs.ingest(check.projectId, check.plan, pending.map((p) => p.item));
       if (result.rejected.length > 0) refuse('refused', result.rejected.length, result.rejected[0]!.message);
       metrics.logsAccepted.inc({ endpoint: 'syslog' }, result.accepted);

@@ -12,7 +12,7 @@ import { MAX_BODY_BYTES, MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
 import { put, readRecord, timeOfMs } from './record.js';
 import { snappyUncompress, SnappyError } from './snappy.js';
 
-/** Loki's push request (its pkg/push/push.proto), the fields Loglane reads: senders' tests and the bench encode with it too. */
+/** Loki's push request (logproto.PushRequest), the fields Loglane reads: senders' tests and the bench encode with it too. */
 export const LOKI_PUSH_PROTO = `
 syntax = "proto3";
 package logproto;
