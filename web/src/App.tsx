@@ -132,7 +132,7 @@ function route(path: string, search: URLSearchParams) {
   let m: Record<string, string> | null;
   if (path === '/projects' || path === '/') return <ProjectsPage />;
   if ((m = match('/projects/:id/logs', path))) return <ExplorerPage key={m.id} projectId={m.id!} search={search} />;
-  if ((m = match('/projects/:id/alerts', path))) return <AlertsPage key={m.id} projectId={m.id!} />;
+  if ((m = match('/projects/:id/alerts', path))) return <AlertsPage key={m.id} projectId={m.id!} search={search} />;
   if ((m = match('/projects/:id/alerts/:alertId', path))) return <AlertDetailPage key={m.alertId} alertId={m.alertId!} />;
   if ((m = match('/alerts/:alertId', path))) return <AlertDetailPage key={m.alertId} alertId={m.alertId!} />;
   if ((m = match('/projects/:id/settings', path))) return <ProjectSettingsPage key={m.id} projectId={m.id!} justCreated={search.get('created') === '1'} />;

@@ -201,7 +201,7 @@ function MuteMenu({ rule, onSaved, small = true }: { rule: AlertRule; onSaved: (
   );
 }
 
-export function AlertsPage({ projectId }: { projectId: string }) {
+export function AlertsPage({ projectId, search: _search }: { projectId: string; search?: URLSearchParams }) {
   const api = useApi();
   const toast = useToast();
   const project = useResource<Project>(`/v1/projects/${encodeURIComponent(projectId)}`);
