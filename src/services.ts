@@ -120,6 +120,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     },
     addCounts: logs.addAlertCounts,
     channels,
+    publicUrl: config.publicUrl,
     sampleOf: async (userId, rule, from, to) => {
       // A test is sent whatever the sample: a rule saved before a check it no longer passes has none.
       try {

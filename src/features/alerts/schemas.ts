@@ -90,6 +90,10 @@ export const HistoryEntry = Type.Object(
       ),
     ),
     sample: Type.Array(Log),
+    links: Type.Object(
+      { logs: Type.String({ description: "View matching logs: the explorer under PUBLIC_URL with the rule's condition (its current one) as a query and the entry's window as from/to" }) },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

@@ -15,6 +15,7 @@ import { checkLimit } from '../plans/plans.js';
 import type { ProjectsService } from '../projects/service.js';
 import { findMemberProject } from '../projects/repository.js';
 import * as repo from './repository.js';
+import { logsUrl } from './links.js';
 import type { Channels } from '../notifications/channels.js';
 import type { FiringContext } from '../notifications/repository.js';
 import { bucketSize, matchRules, parseChannels, parseRuleQuery, parseCondition, parseCooldown, presentRule, type AlertRule, type ConditionInput, type Matcher } from './rules.js';
@@ -50,6 +51,8 @@ export interface HistoryEntry {
   window: string;
   deliveries: { channel: string; status: string; error?: string }[];
   sample: Log[];
+  /** `logs`: the explorer with the rule's condition and this entry's window (links.ts). */
+  links: { logs: string };
 }
 
 export type AlertsService = ReturnType<typeof createAlertsService>;
@@ -106,6 +109,8 @@ export function createAlertsService(deps: {
   channels?: Channels;
   /** A few of the newest logs a rule counts in [from, to], for a test notification. */
   sampleOf?: (userId: string, rule: repo.RuleRow, from: number, to: number) => Promise<LogRowStored[]>;
+  /** Where the links in history entries point (PUBLIC_URL); by default a path from the server's root. */
+  publicUrl?: string;
 }) {
   const { db, now, log, onFired } = deps;
   const addCounts =
@@ -364,7 +369,7 @@ export function createAlertsService(deps: {
     },
 
     async history(userId: string, id: string, limit: number, cursor: string | undefined): Promise<{ data: HistoryEntry[]; nextCursor: string | null }> {
-      await owned(userId, id);
+      const rule = await owned(userId, id);
       const rows = await repo.historyPage(db, id, cursor ? decodeCursor(cursor) : undefined, limit + 1);
       const page = rows.slice(0, limit);
       const deliveries = await repo.deliveriesOf(db, page.map((r) => r.id));
@@ -382,6 +387,8 @@ export function createAlertsService(deps: {
             .filter((d) => d.history_id === r.id)
             .map((d) => ({ channel: d.channel, status: d.status, ...(d.error ? { error: d.error } : {}) })),
           sample: JSON.parse(r.sample) as Log[],
+          // The rule's condition as it is now: an entry does not keep the condition it fired on.
+          links: { logs: logsUrl(deps.publicUrl ?? '', r.project_id, rule, Number(r.triggered_at), Number(r.window_ms)) },
         })),
         nextCursor: rows.length > limit && last ? encodeCursor(Number(last.triggered_at), last.id) : null,
       };

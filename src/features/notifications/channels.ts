@@ -14,6 +14,7 @@ import { formatDuration } from '../../duration.js';
 import { levelName } from '../logs/levels.js';
 import type { Log } from '../logs/present.js';
 import type { DestinationsService, DestinationType } from './destinations.js';
+import { firingLogsUrl } from '../alerts/links.js';
 import { alertEmail, headerSafe, type Mailer } from './email.js';
 import { BREAKER_FAILURES, createOutbound, RefusedError } from './outbound.js';
 import { isAllowedPushEndpoint } from './push-origins.js';
@@ -69,7 +70,7 @@ function conditionOf(ctx: FiringContext) {
 
 /**
  * A webhook's body (docs/alerts.md, "Channels"): the event, the rule, its state after it, the count
- * and sample, a link.
+ * and sample, the rule's page (`url`) and its matching logs in the explorer (`links.logs`).
  */
 export function webhookBody(ctx: FiringContext, publicUrl: string): string {
   return JSON.stringify({
@@ -83,13 +84,17 @@ export function webhookBody(ctx: FiringContext, publicUrl: string): string {
     at: new Date(Number(ctx.triggeredAt)).toISOString(),
     sample: JSON.parse(ctx.sample) as Log[],
     url: `${publicUrl}/alerts/${ctx.ruleId}`,
+    links: { alert: `${publicUrl}/alerts/${ctx.ruleId}`, logs: firingLogsUrl(ctx, publicUrl) },
   });
 }
 
 /** Slack's mrkdwn takes &, < and > as markup. */
 const slackText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** A Slack incoming-webhook message: a plain `text` (notifications, old clients) and Block Kit blocks. */
+/**
+ * A Slack incoming-webhook message: a plain `text` (notifications, old clients) ending in a "View
+ * matching logs" link, and Block Kit blocks with that link and the rule's page as buttons.
+ */
 export function slackBody(ctx: FiringContext, publicUrl: string): string {
   const what = eventWord(ctx.kind);
   const icon = ctx.kind === 'resolved' ? ':white_check_mark:' : ctx.kind === 'test' ? ':test_tube:' : ':rotating_light:';
@@ -99,13 +104,21 @@ export function slackBody(ctx: FiringContext, publicUrl: string): string {
   const summary = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''} within ${window} in ${headerSafe(ctx.projectName, 100)} (${ctx.comparison === 'below' ? 'fires below' : 'threshold'} ${ctx.threshold})`;
   const sample = (JSON.parse(ctx.sample) as Log[]).map((l) => `${l.timestamp} ${l.level.toUpperCase()} ${l.message.slice(0, 200)}`);
   const url = `${publicUrl}/alerts/${ctx.ruleId}`;
+  const logs = firingLogsUrl(ctx, publicUrl);
   const blocks: unknown[] = [
     { type: 'header', text: { type: 'plain_text', text: title.slice(0, 150) } },
     { type: 'section', text: { type: 'mrkdwn', text: `${icon} ${slackText(summary)}` } },
   ];
   if (sample.length > 0) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `\`\`\`${slackText(sample.join('\n')).slice(0, 2900)}\`\`\`` } });
-  blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Loglane' }, url }] });
-  return JSON.stringify({ text: slackText(`${title}: ${summary}`), blocks });
+  blocks.push({
+    type: 'actions',
+    elements: [
+      { type: 'button', text: { type: 'plain_text', text: 'View matching logs' }, url: logs },
+      { type: 'button', text: { type: 'plain_text', text: 'Open in Loglane' }, url },
+    ],
+  });
+  // A link in mrkdwn is <url|label>: the URL's own & < > are escaped as in any text.
+  return JSON.stringify({ text: `${slackText(`${title}: ${summary}`)} <${slackText(logs)}|View matching logs>`, blocks });
 }
 
 interface TargetsState {

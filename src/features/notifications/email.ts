@@ -2,6 +2,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import { formatDuration } from '../../duration.js';
 import { levelName } from '../logs/levels.js';
 import type { Log } from '../logs/present.js';
+import { firingLogsUrl } from '../alerts/links.js';
 import type { FiringContext } from './repository.js';
 import { isValidEmail } from '../accounts/email-address.js';
 
@@ -19,12 +20,12 @@ export interface AlertMessage {
   html: string;
 }
 
-/** The email for one entry (fired or resolved): the rule, the count, the window, a few sample lines and a link. */
+/** The email for one entry (fired or resolved): the rule, the count, the window, a few sample lines and the "View matching logs" link. */
 export function alertEmail(ctx: FiringContext, publicUrl: string): AlertMessage {
   const sample = JSON.parse(ctx.sample) as Log[];
   const window = formatDuration(Number(ctx.windowMs));
   const level = levelName(Number(ctx.level));
-  const link = `${publicUrl}/projects/${ctx.projectId}/logs?level=${level}${ctx.source ? `&source=${encodeURIComponent(ctx.source)}` : ''}`;
+  const link = firingLogsUrl(ctx, publicUrl);
   const condition = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''}${ctx.pattern ? ` matching /${ctx.pattern}/` : ''}${ctx.query ? ` selected by \`${ctx.query}\`` : ''} within ${window} (threshold ${ctx.threshold})`;
   const when = new Date(Number(ctx.triggeredAt)).toISOString();
   const resolved = ctx.kind === 'resolved';
@@ -37,14 +38,14 @@ export function alertEmail(ctx: FiringContext, publicUrl: string): AlertMessage 
     `${resolved ? 'Now' : 'Condition'}: ${condition}${silence ? ' (fires below the threshold)' : ''}.`,
     '',
     ...(lines.length > 0 ? ['Recent matching logs:', ...lines.map((l) => `  ${l}`), ''] : []),
-    `See the logs: ${link}`,
+    `View matching logs: ${link}`,
   ].join('\n');
   const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif">
 <h2 style="margin:0 0 8px">${escapeHtml(headerSafe(ctx.ruleName, 200))}</h2>
 <p>${what} on project <b>${escapeHtml(headerSafe(ctx.projectName, 200))}</b> at ${when}.</p>
 <p><b>${resolved ? 'Now' : 'Condition'}:</b> ${escapeHtml(condition)}${silence ? ' (fires below the threshold)' : ''}.</p>
 ${lines.length > 0 ? `<p><b>Recent matching logs:</b></p>\n<pre style="background:#f4f4f5;padding:8px;white-space:pre-wrap">${escapeHtml(lines.join('\n'))}</pre>` : ''}
-<p><a href="${escapeHtml(link)}">See the logs in Loglane</a></p>
+<p><a href="${escapeHtml(link)}">View matching logs</a></p>
 </body></html>`;
   return { subject: headerSafe(`[Loglane] ${ctx.ruleName} ${what} on ${ctx.projectName}`, 180), text, html };
 }
