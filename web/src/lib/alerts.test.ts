@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeCondition, describeTest, formatUntil, fromLocalInput, mutedUntil, ruleBadge, toLocalInput } from './alerts.ts';
+import { conditionQuery, describeCondition, describeTest, exactRegex, firingWindow, formatUntil, fromLocalInput, matchingLogsPath, mutedUntil, prefillFromSearch, ruleBadge, sampleLogPath, slashEscaped, toLocalInput } from './alerts.ts';
 
 const now = Date.parse('2026-11-25T12:00:00.000Z');
 
@@ -49,5 +49,46 @@ describe('alert rules in the console', () => {
         ],
       }),
     ).toEqual({ ok: false, lines: ['Email: sent', 'Slack: skipped (no destinations)'] });
+  });
+
+  it("writes a rule's whole condition as one search query", () => {
+    expect(conditionQuery({ level: 'error' })).toBe('level:error');
+    // The source is exact, case included: an anchored regex with RE2's syntax escaped.
+    expect(conditionQuery({ level: 'warn', source: 'api.v1 (eu)' })).toBe('level:warn source:/^api\\.v1 \\(eu\\)$/');
+    // A `/` in the pattern would end the query's regex: it is written `\/`; escapes stay as they are.
+    expect(conditionQuery({ level: 'error', pattern: 'GET /v1/orders|a\\/b' })).toBe('level:error /GET \\/v1\\/orders|a\\/b/');
+    // AND binds tighter than OR: a query with an OR is kept whole in parentheses.
+    expect(conditionQuery({ level: 'info', query: '@res.statusCode:>=500 OR timeout' })).toBe('level:info (@res.statusCode:>=500 OR timeout)');
+    expect(conditionQuery({ level: 'info', query: '  @res.statusCode:>=500 -@req.url:"/healthz"  ' })).toBe('level:info @res.statusCode:>=500 -@req.url:"/healthz"');
+    expect(conditionQuery({ level: 'info', query: 'ORDERS or ORacle' })).toBe('level:info ORDERS or ORacle');
+    expect(exactRegex('a+b[c]^$|{1}/\\')).toBe('^a\\+b\\[c\\]\\^\\$\\|\\{1\\}\\/\\\\$');
+    expect(slashEscaped('[/]')).toBe('[\\/]');
+  });
+
+  it("opens the explorer on a firing's window and query, and a sample log by its permalink", () => {
+    const c = { level: 'error' as const, source: 'api', query: '@status:>=500' };
+    // A 5-minute window counts in 5-second steps: from is the step the window starts in.
+    expect(firingWindow(Date.parse('2026-11-28T12:00:03.500Z'), 300_000)).toEqual({ from: Date.parse('2026-11-28T11:55:00.000Z'), to: Date.parse('2026-11-28T12:00:03.500Z') });
+    expect(firingWindow(Date.parse('2026-11-28T12:00:03.500Z'), 10_000)).toEqual({ from: Date.parse('2026-11-28T11:59:53.000Z'), to: Date.parse('2026-11-28T12:00:03.500Z') });
+    const path = matchingLogsPath('proj_1', c, '2026-11-28T12:00:03.500Z', '5m')!;
+    const url = new URL(path, 'https://x.example');
+    expect(url.pathname).toBe('/projects/proj_1/logs');
+    expect(Object.fromEntries(url.searchParams)).toEqual({ from: '2026-11-28T11:55:00.000Z', to: '2026-11-28T12:00:03.500Z', query: 'level:error source:/^api$/ @status:>=500' });
+    const sample = new URL(sampleLogPath('proj_1', 'log_42', c, '2026-11-28T12:00:03.500Z', '5m')!, 'https://x.example');
+    expect(Object.fromEntries(sample.searchParams)).toEqual({ log: 'log_42', ...Object.fromEntries(url.searchParams) });
+    expect(matchingLogsPath('proj_1', c, 'not a time', '5m')).toBeUndefined();
+  });
+
+  it('prefills the create form from "Create alert from this search"', () => {
+    expect(prefillFromSearch(new URLSearchParams('query=x'))).toBeUndefined();
+    expect(prefillFromSearch(undefined)).toBeUndefined();
+    expect(prefillFromSearch(new URLSearchParams('create=1&query=%40status%3A%3E%3D500&level=warn'))).toEqual({ query: '@status:>=500', level: 'warn' });
+    // A rule counts one level: the most severe of those chosen, said so.
+    const several = prefillFromSearch(new URLSearchParams('create=1&query=timeout&level=fatal,WARN,loud'))!;
+    expect(several).toMatchObject({ query: 'timeout', level: 'fatal' });
+    expect(several.levelNote).toContain('warn, fatal');
+    const none = prefillFromSearch(new URLSearchParams('create=1'))!;
+    expect(none).toMatchObject({ query: '', level: 'error' });
+    expect(none.levelNote).toBeDefined();
   });
 });

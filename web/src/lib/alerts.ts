@@ -2,7 +2,8 @@
  * How the console words an alert rule: its condition, its state badge, when it is muted until, and
  * the outcome of a test notification. Pure functions of the API's answers (and the time).
  */
-import { describeDuration, formatCount, relativeTime } from './format.ts';
+import { describeDuration, durationMs, formatCount, relativeTime } from './format.ts';
+import { LEVELS, type Level } from './query.ts';
 import type { AlertRule, Channel, Condition, TestResult } from './types.ts';
 
 export const CHANNELS: ReadonlyArray<{ id: Channel; label: string }> = [
@@ -80,4 +81,99 @@ export function fromLocalInput(value: string): number | undefined {
 export function describeTest(result: TestResult): { ok: boolean; lines: string[] } {
   const lines = result.deliveries.map((d) => `${channelLabel(d.channel)}: ${d.status}${d.error ? ` (${d.error})` : ''}`);
   return { ok: result.deliveries.every((d) => d.status === 'sent'), lines };
+}
+
+/**
+ * "View matching logs", as the server words it for notifications and history (docs/alerts.md):
+ * the explorer with the rule's whole condition as one query and the window a firing counted.
+ * The server builds the same text (src/features/alerts/links.ts); a test compares the two.
+ */
+type LinkCondition = Pick<Condition, 'level' | 'source' | 'pattern' | 'query'>;
+
+/** A regular expression matching exactly `text`, case included (the rule's source is exact). */
+export function exactRegex(text: string): string {
+  return `^${text.replace(/[\\.+*?()|[\]{}^$/]/g, (c) => `\\${c}`)}$`;
+}
+
+/** An RE2 pattern as `/…/` in a query holds it: each unescaped `/` written `\/`. */
+export function slashEscaped(pattern: string): string {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length) {
+      out += c + pattern[i + 1]!;
+      i++;
+    } else out += c === '/' ? '\\/' : c;
+  }
+  return out;
+}
+
+const HAS_OR = /(^|[\s()])OR([\s()]|$)/;
+
+/** The rule's condition as one search query: `level:error source:/^api$/ /timeout/ (a OR b)`. */
+export function conditionQuery(c: LinkCondition): string {
+  const parts = [`level:${c.level}`];
+  if (c.source) parts.push(`source:/${exactRegex(c.source)}/`);
+  if (c.pattern) parts.push(`/${slashEscaped(c.pattern)}/`);
+  const query = c.query?.trim();
+  if (query) parts.push(HAS_OR.test(query) ? `(${query})` : query);
+  return parts.join(' ');
+}
+
+/** A rule's counting step: a sixtieth of its window, at least a second (as the server counts). */
+export function countingStep(windowMs: number): number {
+  return Math.max(1000, Math.floor(windowMs / 60_000) * 1000);
+}
+
+/** The window a firing counted: from its time minus the window (down to the counting step) to its time. */
+export function firingWindow(triggeredAt: number, windowMs: number): { from: number; to: number } {
+  const step = countingStep(windowMs);
+  return { from: Math.floor((triggeredAt - windowMs) / step) * step, to: triggeredAt };
+}
+
+function explorerParams(c: LinkCondition, triggeredAt: string, window: string): URLSearchParams | undefined {
+  const at = Date.parse(triggeredAt);
+  const windowMs = durationMs(window);
+  if (!Number.isFinite(at) || windowMs === undefined) return undefined;
+  const { from, to } = firingWindow(at, windowMs);
+  return new URLSearchParams({ from: new Date(from).toISOString(), to: new Date(to).toISOString(), query: conditionQuery(c) });
+}
+
+/** The console path of a firing's matching logs (a history entry's `triggeredAt` and `window`). */
+export function matchingLogsPath(projectId: string, c: LinkCondition, triggeredAt: string, window: string): string | undefined {
+  const p = explorerParams(c, triggeredAt, window);
+  return p && `/projects/${encodeURIComponent(projectId)}/logs?${p}`;
+}
+
+/** One sample log of a firing: the explorer's permalink to it (`log=`) within the firing's window and query. */
+export function sampleLogPath(projectId: string, logId: string, c: LinkCondition, triggeredAt: string, window: string): string | undefined {
+  const p = explorerParams(c, triggeredAt, window);
+  return p && `/projects/${encodeURIComponent(projectId)}/logs?${new URLSearchParams([['log', logId], ...p])}`;
+}
+
+/** What "Create alert from this search" hands the alerts page (`?create=1&query=…&level=a,b`). */
+export interface AlertPrefill {
+  query: string;
+  level: Level;
+  /** Why the level may need a look: a rule counts one level exactly. */
+  levelNote?: string;
+}
+
+/**
+ * The create form's starting values from the alerts page's URL, or undefined when it does not ask
+ * for the form. A rule counts one level: of several chosen levels the most severe is taken (and the
+ * note says so); with none, `error`.
+ */
+export function prefillFromSearch(search: URLSearchParams | undefined): AlertPrefill | undefined {
+  if (!search || search.get('create') !== '1') return undefined;
+  const query = search.get('query') ?? '';
+  const chosen = (search.get('level') ?? '')
+    .split(',')
+    .map((l) => l.trim().toLowerCase())
+    .filter((l): l is Level => (LEVELS as readonly string[]).includes(l));
+  const levels = LEVELS.filter((l) => chosen.includes(l));
+  if (levels.length === 0) return { query, level: 'error', levelNote: 'The search chose no level; a rule counts logs of one level. Choose it here.' };
+  const level = levels[levels.length - 1]!;
+  if (levels.length === 1) return { query, level };
+  return { query, level, levelNote: `The search had ${levels.join(', ')}; a rule counts one level, so this one counts ${level}. Create another rule for each other level.` };
 }

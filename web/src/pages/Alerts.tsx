@@ -1,12 +1,15 @@
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../lib/api.ts';
-import { CHANNELS, describeCondition, describeTest, formatUntil, fromLocalInput, mutedUntil, ruleBadge, toLocalInput } from '../lib/alerts.ts';
+import { CHANNELS, describeCondition, describeTest, formatUntil, fromLocalInput, matchingLogsPath, mutedUntil, prefillFromSearch, ruleBadge, sampleLogPath, toLocalInput, type AlertPrefill } from '../lib/alerts.ts';
 import { useApi, useToast } from '../lib/context.ts';
+import { navigate } from '../lib/router.ts';
 import { describeDuration, formatCount, formatTime } from '../lib/format.ts';
 import { LEVELS, type Level } from '../lib/query.ts';
 import type { AlertRule, Channel, Comparison, Condition, Destination, HistoryEntry, Page, Project, TestResult } from '../lib/types.ts';
 import { ConfirmDialog, Dialog, Empty, ErrorNote, Field, HeadWithActions, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { PlanLimitNote } from './Account.tsx';
+import { AlertQueryField, ruleQueryError } from '../components/AlertQueryField.tsx';
+import { ProjectTabs } from '../components/ProjectTabs.tsx';
 
 /** How often an open page asks for its rules again, so a rule that starts firing shows without a reload. */
 const POLL_MS = 20_000;
@@ -201,12 +204,23 @@ function MuteMenu({ rule, onSaved, small = true }: { rule: AlertRule; onSaved: (
   );
 }
 
-export function AlertsPage({ projectId, search: _search }: { projectId: string; search?: URLSearchParams }) {
+export function AlertsPage({ projectId, search }: { projectId: string; search?: URLSearchParams }) {
   const api = useApi();
   const toast = useToast();
   const project = useResource<Project>(`/v1/projects/${encodeURIComponent(projectId)}`);
   const rules = useResource<{ data: AlertRule[] }>(`/v1/alerts?projectId=${encodeURIComponent(projectId)}`);
-  const [editing, setEditing] = useState<AlertRule | 'new' | null>(null);
+  // "Create alert from this search": `?create=1&query=…&level=…` opens the create form prefilled.
+  const searchText = search?.toString() ?? '';
+  const prefill = useMemo(() => prefillFromSearch(new URLSearchParams(searchText)), [searchText]);
+  const [editing, setEditing] = useState<AlertRule | 'new' | null>(prefill ? 'new' : null);
+  useEffect(() => {
+    if (prefill) setEditing('new');
+  }, [prefill]);
+  /** Closes the form; a prefilled one also leaves the URL, so a reload does not open it again. */
+  const closeForm = () => {
+    setEditing(null);
+    if (prefill) navigate(`/projects/${projectId}/alerts`, { replace: true });
+  };
   const [deleting, setDeleting] = useState<AlertRule | null>(null);
   const [tested, setTested] = useState<{ name: string; result: TestResult } | null>(null);
   const [error, setError] = useState<unknown>();
@@ -247,6 +261,7 @@ export function AlertsPage({ projectId, search: _search }: { projectId: string; 
           New alert
         </button>
       </PageHeader>
+      <ProjectTabs projectId={projectId} current="alerts" />
       {error !== undefined && <ErrorNote error={error} />}
       {tested && <TestOutcome name={tested.name} result={tested.result} onDismiss={() => setTested(null)} />}
       {rules.error !== undefined && <ErrorNote error={rules.error} onRetry={rules.reload} />}
@@ -272,7 +287,10 @@ export function AlertsPage({ projectId, search: _search }: { projectId: string; 
                     {rule.channels.join(' + ')} · cooldown {rule.cooldown}
                   </div>
                 </td>
-                <td data-label="Condition">{describeCondition(rule.condition)}</td>
+                <td data-label="Condition">
+                  {describeCondition(rule.condition)}
+                  {rule.condition.query && <RuleQuery query={rule.condition.query} />}
+                </td>
                 <td data-label="State">
                   <RuleState rule={rule} />
                 </td>
@@ -308,14 +326,15 @@ export function AlertsPage({ projectId, search: _search }: { projectId: string; 
           </tbody>
         </table>
       )}
-      <Dialog open={editing !== null} title={editing === 'new' ? 'New alert rule' : 'Edit alert rule'} onClose={() => setEditing(null)}>
+      <Dialog open={editing !== null} title={editing === 'new' ? 'New alert rule' : 'Edit alert rule'} onClose={closeForm}>
         {editing !== null && (
           <AlertForm
             projectId={projectId}
             rule={editing === 'new' ? undefined : editing}
-            onCancel={() => setEditing(null)}
+            prefill={editing === 'new' ? prefill : undefined}
+            onCancel={closeForm}
             onSaved={(saved) => {
-              setEditing(null);
+              closeForm();
               rules.setData((d) => {
                 const others = (d?.data ?? []).filter((r) => r.id !== saved.id);
                 return { data: editing === 'new' ? [...others, saved] : (d?.data ?? []).map((r) => (r.id === saved.id ? saved : r)) };
@@ -333,6 +352,16 @@ export function AlertsPage({ projectId, search: _search }: { projectId: string; 
         )}
       </ConfirmDialog>
     </main>
+  );
+}
+
+/** A rule's query, as written, under its condition. */
+function RuleQuery({ query }: { query: string }) {
+  return (
+    <div className="rule-query small">
+      <span className="muted">query </span>
+      <code>{query}</code>
+    </div>
   );
 }
 
@@ -376,10 +405,13 @@ function sameCondition(a: Condition, b: Condition): boolean {
   );
 }
 
-export function AlertForm({ projectId, rule, onSaved, onCancel }: { projectId: string; rule?: AlertRule; onSaved: (r: AlertRule) => void; onCancel: () => void }) {
+export function AlertForm({ projectId, rule, prefill, onSaved, onCancel }: { projectId: string; rule?: AlertRule; prefill?: AlertPrefill; onSaved: (r: AlertRule) => void; onCancel: () => void }) {
   const api = useApi();
   const [name, setName] = useState(rule?.name ?? '');
-  const [level, setLevel] = useState<Level>(rule?.condition.level ?? 'error');
+  const [level, setLevel] = useState<Level>(rule?.condition.level ?? prefill?.level ?? 'error');
+  const [query, setQuery] = useState(rule?.condition.query ?? prefill?.query ?? '');
+  /** The query as last submitted: the server's complaint about it is shown until it changes. */
+  const [submittedQuery, setSubmittedQuery] = useState<string>();
   const [comparison, setComparison] = useState<Comparison>(rule?.condition.comparison ?? 'above');
   const [threshold, setThreshold] = useState(String(rule?.condition.threshold ?? 10));
   const [window, setWindow] = useState(splitDuration(rule?.condition.window, '5m'));
@@ -397,8 +429,8 @@ export function AlertForm({ projectId, rule, onSaved, onCancel }: { projectId: s
     const condition: Condition = { level, threshold: Number(threshold), window: `${window.n}${window.unit}`, comparison };
     if (source.trim()) condition.source = source.trim();
     if (pattern) condition.pattern = pattern;
-    // The console's form has no query field: an edit keeps the rule's query.
-    if (rule?.condition.query) condition.query = rule.condition.query;
+    if (query.trim()) condition.query = query.trim();
+    setSubmittedQuery(query);
     const body: Record<string, unknown> = { name: name.trim(), channels, cooldown: `${cooldown.n}${cooldown.unit}` };
     // A new condition puts a firing rule back to ok: send it only when it changed.
     if (!rule || !sameCondition(condition, rule.condition)) body.condition = condition;
@@ -409,7 +441,8 @@ export function AlertForm({ projectId, rule, onSaved, onCancel }: { projectId: s
   }
 
   const fe = error instanceof ApiError ? error.fieldErrors() : {};
-  const shown = new Set(['name', 'level', 'threshold', 'window', 'source', 'pattern', 'channels', 'cooldown', 'comparison']);
+  const shown = new Set(['name', 'level', 'threshold', 'window', 'source', 'pattern', 'query', 'channels', 'cooldown', 'comparison']);
+  const queryError = submittedQuery === query ? (ruleQueryError(error) ?? (fe.query ? { column: 0, message: fe.query } : undefined)) : undefined;
   const general = error !== undefined && !Object.keys(fe).some((k) => shown.has(k));
   const toggleChannel = (c: Channel) => setChannels((cs) => (cs.includes(c) ? cs.filter((x) => x !== c) : [...cs, c]));
   const n = threshold.trim() === '' ? 'N' : threshold.trim();
@@ -422,7 +455,7 @@ export function AlertForm({ projectId, rule, onSaved, onCancel }: { projectId: s
         {(id, d) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={d} placeholder="Errors from the API" />}
       </Field>
       <div className="form-grid">
-        <Field label="Level" error={fe.level}>
+        <Field label="Level" error={fe.level} hint={!rule && prefill?.levelNote && level === prefill.level ? prefill.levelNote : undefined}>
           {(id, d) => (
             <select id={id} value={level} onChange={(e) => setLevel(e.target.value as Level)} aria-describedby={d}>
               {LEVELS.map((l) => (
@@ -459,6 +492,7 @@ export function AlertForm({ projectId, rule, onSaved, onCancel }: { projectId: s
           {(id, d) => <input id={id} value={pattern} onChange={(e) => setPattern(e.target.value)} aria-describedby={d} spellCheck={false} placeholder="e.g. timeout|refused" />}
         </Field>
       </div>
+      <AlertQueryField projectId={projectId} value={query} onChange={setQuery} serverError={queryError} />
       <fieldset className={`channels${fe.channels ? ' has-error' : ''}`}>
         <legend>Notify by</legend>
         {CHANNELS.map((c) => (
@@ -506,6 +540,7 @@ export function AlertDetailPage({ alertId }: { alertId: string }) {
   const r = rule.data;
   if (!r) return <main className="page"><Spinner label="Loading alert…" /></main>;
   const entries = history.data?.data;
+  const nowPath = matchingLogsPath(r.projectId, r.condition, new Date().toISOString(), r.condition.window);
 
   return (
     <main className="page">
@@ -530,11 +565,20 @@ export function AlertDetailPage({ alertId }: { alertId: string }) {
           Edit
         </button>
       </PageHeader>
+      <ProjectTabs projectId={r.projectId} current="alerts" />
       {error !== undefined && <ErrorNote error={error} />}
       {tested && <TestOutcome name={r.name} result={tested} onDismiss={() => setTested(null)} />}
       <section className="card">
         <p className="condition">{describeCondition(r.condition)}</p>
         <dl className="details">
+          {r.condition.query && (
+            <>
+              <dt>Query</dt>
+              <dd>
+                <code className="rule-query">{r.condition.query}</code>
+              </dd>
+            </>
+          )}
           <dt>State</dt>
           <dd>
             <RuleState rule={r} />
@@ -546,6 +590,11 @@ export function AlertDetailPage({ alertId }: { alertId: string }) {
           <dt>Last fired</dt>
           <dd>{r.lastTriggeredAt ? formatTime(r.lastTriggeredAt) : 'never'}</dd>
         </dl>
+        {nowPath && (
+          <p>
+            <Link to={nowPath}>View the logs it counts now</Link> <span className="muted small">(its last {describeDuration(r.condition.window)})</span>
+          </p>
+        )}
       </section>
       <section aria-labelledby="history-heading">
         <h2 id="history-heading">History</h2>
@@ -558,37 +607,49 @@ export function AlertDetailPage({ alertId }: { alertId: string }) {
         )}
         {entries && entries.length > 0 && (
           <ol className="history" aria-label="Entries, newest first">
-            {entries.map((h) => (
-              <li key={h.id} className={`card history-entry history-${h.kind}`}>
-                <div className="history-head">
-                  <span className={`state ${h.kind === 'resolved' ? 'state-ok' : 'state-firing'}`}>{h.kind === 'resolved' ? 'Resolved' : 'Triggered'}</span>
-                  <time dateTime={h.triggeredAt}>{formatTime(h.triggeredAt)}</time>
-                  <span>
-                    <strong>{formatCount(h.matchedCount)}</strong> matching {h.matchedCount === 1 ? 'log' : 'logs'} within {describeDuration(h.window)} (threshold {formatCount(h.threshold)})
-                  </span>
-                </div>
-                <ul className="deliveries" aria-label="Deliveries">
-                  {h.deliveries.map((d) => (
-                    <li key={d.channel} className={`delivery delivery-${d.status}`}>
-                      {d.channel}: <strong>{d.status}</strong>
-                      {d.error ? <span className="muted"> — {d.error}</span> : null}
-                    </li>
-                  ))}
-                </ul>
-                {h.sample.length > 0 && (
-                  <details>
-                    <summary>{h.sample.length} sample {h.sample.length === 1 ? 'line' : 'lines'}</summary>
-                    <ul className="sample">
-                      {h.sample.map((l) => (
-                        <li key={l.id}>
-                          <span className="log-time">{formatTime(l.timestamp)}</span> <span className={`level-badge lvl-${l.level}`}>{l.level}</span> {l.source && <span className="log-source">{l.source}</span>} {l.message}
-                        </li>
-                      ))}
-                    </ul>
-                  </details>
-                )}
-              </li>
-            ))}
+            {entries.map((h) => {
+              const logsPath = matchingLogsPath(r.projectId, r.condition, h.triggeredAt, h.window);
+              return (
+                <li key={h.id} className={`card history-entry history-${h.kind}`}>
+                  <div className="history-head">
+                    <span className={`state ${h.kind === 'resolved' ? 'state-ok' : 'state-firing'}`}>{h.kind === 'resolved' ? 'Resolved' : 'Triggered'}</span>
+                    <time dateTime={h.triggeredAt}>{formatTime(h.triggeredAt)}</time>
+                    <span>
+                      <strong>{formatCount(h.matchedCount)}</strong> matching {h.matchedCount === 1 ? 'log' : 'logs'} within {describeDuration(h.window)} (threshold {formatCount(h.threshold)})
+                    </span>
+                    {logsPath && (
+                      <Link to={logsPath} className="history-logs">
+                        View matching logs<span className="visually-hidden"> of {formatTime(h.triggeredAt)}</span>
+                      </Link>
+                    )}
+                  </div>
+                  <ul className="deliveries" aria-label="Deliveries">
+                    {h.deliveries.map((d) => (
+                      <li key={d.channel} className={`delivery delivery-${d.status}`}>
+                        {d.channel}: <strong>{d.status}</strong>
+                        {d.error ? <span className="muted"> — {d.error}</span> : null}
+                      </li>
+                    ))}
+                  </ul>
+                  {h.sample.length > 0 && (
+                    <details>
+                      <summary>{h.sample.length} sample {h.sample.length === 1 ? 'line' : 'lines'}</summary>
+                      <ul className="sample">
+                        {h.sample.map((l) => {
+                          const line = (
+                            <>
+                              <span className="log-time">{formatTime(l.timestamp)}</span> <span className={`level-badge lvl-${l.level}`}>{l.level}</span> {l.source && <span className="log-source">{l.source}</span>} {l.message}
+                            </>
+                          );
+                          const path = sampleLogPath(r.projectId, l.id, r.condition, h.triggeredAt, h.window);
+                          return <li key={l.id}>{path ? <Link to={path}>{line}</Link> : line}</li>;
+                        })}
+                      </ul>
+                    </details>
+                  )}
+                </li>
+              );
+            })}
           </ol>
         )}
         <div className="pager">
