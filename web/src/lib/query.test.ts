@@ -60,8 +60,9 @@ describe('console query building', () => {
   it('round-trips the explorer state through the page URL', () => {
     const queries: LogQuery[] = [
       DEFAULT_QUERY,
-      { range: { kind: 'preset', preset: '7d' }, levels: ['fatal', 'info'], query: 'source:worker "a&b=c"', groupBy: '' },
-      { range: { kind: 'custom', from: now - 5000, to: now }, levels: [], query: '/^GET \\// OR @x:#', groupBy: '@res.statusCode' },
+      { range: { kind: 'preset', preset: '7d' }, levels: ['fatal', 'info'], query: 'source:worker "a&b=c"', groupBy: '', columns: [] },
+      { range: { kind: 'preset', preset: '2h' }, levels: [], query: '', groupBy: '', columns: ['source', '@res.statusCode', '@"a,b".c'] },
+      { range: { kind: 'custom', from: now - 5000, to: now }, levels: [], query: '/^GET \\// OR @x:#', groupBy: '@res.statusCode', columns: [] },
     ];
     for (const q of queries) expect(fromUrlParams(toUrlParams(q))).toEqual(q);
   });

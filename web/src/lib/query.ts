@@ -14,9 +14,21 @@ export const PRESETS = [
   { id: '7d', label: 'Last 7 days', ms: 7 * 86_400_000 },
   { id: '30d', label: 'Last 30 days', ms: 30 * 86_400_000 },
 ] as const;
-export type PresetId = (typeof PRESETS)[number]['id'];
+/** A "Last …" range: one of the presets or any typed duration (`2h`, `90m`, `3d`, `1w`). */
+export type PresetId = string;
 
 export type TimeRange = { kind: 'preset'; preset: PresetId } | { kind: 'custom'; from: number; to: number };
+
+const DURATION = /^(\d{1,6})(s|m|h|d|w)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
+
+/** A "last" duration (`15m`, `2h`, `7d`, `1w`) in milliseconds; undefined when it is not one (or is zero). */
+export function lastDurationMs(value: string): number | undefined {
+  const m = DURATION.exec(value.trim());
+  if (!m) return undefined;
+  const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  return ms > 0 && ms <= 400 * 86_400_000 ? ms : undefined;
+}
 
 export interface LogQuery {
   range: TimeRange;
@@ -26,15 +38,16 @@ export interface LogQuery {
   query: string;
   /** What the histogram splits by: '' (level, the default) or a field sent as `groupBy`. */
   groupBy: string;
+  /** Extra columns of the list (`source`, `@res.statusCode` …), in order; the message is always shown. */
+  columns: string[];
 }
 
-export const DEFAULT_QUERY: LogQuery = { range: { kind: 'preset', preset: '1h' }, levels: [], query: '', groupBy: '' };
+export const DEFAULT_QUERY: LogQuery = { range: { kind: 'preset', preset: '1h' }, levels: [], query: '', groupBy: '', columns: [] };
 
 /** The absolute bounds of a range at `now`. */
 export function resolveRange(range: TimeRange, now: number): { from: number; to: number } {
   if (range.kind === 'custom') return { from: Math.min(range.from, range.to), to: Math.max(range.from, range.to) };
-  const preset = PRESETS.find((p) => p.id === range.preset) ?? PRESETS[1];
-  return { from: now - preset.ms, to: now };
+  return { from: now - (lastDurationMs(range.preset) ?? 3_600_000), to: now };
 }
 
 /** Filters shared by search, stats and tail (no time bounds). */
@@ -114,7 +127,35 @@ export function toUrlParams(query: LogQuery): URLSearchParams {
   if (query.levels.length) p.set('level', query.levels.join(','));
   if (query.query) p.set('query', query.query);
   if (query.groupBy.trim()) p.set('groupBy', query.groupBy.trim());
+  if (query.columns.length) p.set('columns', query.columns.join(','));
   return p;
+}
+
+/** Reads a `columns` list: fields and `@paths`, comma-separated (commas inside quotes kept), at most 20, no repeats. */
+export function parseColumns(value: string | null | undefined): string[] {
+  if (!value) return [];
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '\\' && quoted && i + 1 < value.length) {
+      cur += c + value[++i];
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === ',' && !quoted) {
+      out.push(cur.trim());
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur.trim());
+  return [...new Set(out.filter((c) => isColumn(c)))].slice(0, 20);
+}
+
+/** Whether `name` can be a column: a log field (level, source, timestamp, message) or an `@path`. */
+export function isColumn(name: string): boolean {
+  return ['level', 'source', 'message', 'timestamp'].includes(name) || (/^@./.test(name) && name.length <= 200);
 }
 
 function parseTime(value: string | null): number | undefined {
@@ -126,14 +167,14 @@ function parseTime(value: string | null): number | undefined {
 export function fromUrlParams(p: URLSearchParams): LogQuery {
   const from = parseTime(p.get('from'));
   const to = parseTime(p.get('to'));
-  const preset = PRESETS.find((x) => x.id === p.get('range'));
+  const last = p.get('range') ?? '';
   const range: TimeRange =
-    from !== undefined && to !== undefined ? { kind: 'custom', from, to } : preset ? { kind: 'preset', preset: preset.id } : DEFAULT_QUERY.range;
+    from !== undefined && to !== undefined ? { kind: 'custom', from, to } : lastDurationMs(last) !== undefined ? { kind: 'preset', preset: last } : DEFAULT_QUERY.range;
   const levels = (p.get('level') ?? '')
     .split(',')
     .map((l) => l.trim().toLowerCase())
     .filter((l): l is Level => (LEVELS as readonly string[]).includes(l));
-  return { range, levels: [...new Set(levels)], query: p.get('query') ?? legacyQuery(p), groupBy: p.get('groupBy') ?? '' };
+  return { range, levels: [...new Set(levels)], query: p.get('query') ?? legacyQuery(p), groupBy: p.get('groupBy') ?? '', columns: parseColumns(p.get('columns')) };
 }
 
 /** Links saved before the query language (`source`, `q`, `pattern`) become the same query. */
@@ -277,4 +318,13 @@ export function summariseFields(logs: ReadonlyArray<{ source: string | null; met
         .slice(0, options.top ?? 5)
         .map(([text, v]) => ({ text, value: v.value, count: v.count })),
     }));
+}
+
+/** The search's filters and its absolute bounds, as the search, export, facets and fields endpoints take them. */
+export function rangeFilterParams(query: LogQuery, now: number): URLSearchParams {
+  const p = filterParams(query);
+  const { from, to } = resolveRange(query.range, now);
+  p.set('from', new Date(from).toISOString());
+  p.set('to', new Date(to).toISOString());
+  return p;
 }
