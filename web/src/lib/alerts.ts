@@ -172,8 +172,8 @@ export function prefillFromSearch(search: URLSearchParams | undefined): AlertPre
     .map((l) => l.trim().toLowerCase())
     .filter((l): l is Level => (LEVELS as readonly string[]).includes(l));
   const levels = LEVELS.filter((l) => chosen.includes(l));
-  if (levels.length === 0) return { query, level: 'error', levelNote: 'The search chose no level; a rule counts logs of one level. Choose it here.' };
+  if (levels.length === 0) return { query, level: 'error', levelNote: 'The search chose no level; a rule counts one. Choose it.' };
   const level = levels[levels.length - 1]!;
   if (levels.length === 1) return { query, level };
-  return { query, level, levelNote: `The search had ${levels.join(', ')}; a rule counts one level, so this one counts ${level}. Create another rule for each other level.` };
+  return { query, level, levelNote: `The search had ${levels.join(', ')}; a rule counts one level, the most severe here.` };
 }
