@@ -254,9 +254,6 @@ export function AlertsPage({ projectId, search }: { projectId: string; search?: 
   return (
     <main className="page">
       <PageHeader title={<>{project.data?.name ?? 'Project'} <span className="muted small-title">alerts</span></>}>
-        <Link to={`/projects/${projectId}/logs`} className="button secondary">
-          Logs
-        </Link>
         <button type="button" className="primary" onClick={() => setEditing('new')}>
           New alert
         </button>
