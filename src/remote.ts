@@ -10,6 +10,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import { LoglaneClient, LoglaneError, type Log } from '@loglane/client';
+import { alignRows, jsonLine, LogTable, outputFormat, parseColumns, useColour, type Column } from './cli-output.js';
 
 interface Credentials {
   server: string;
@@ -41,7 +42,7 @@ async function writeCredentials(c: Credentials): Promise<void> {
 const DEFAULT_SERVER = 'http://localhost:8080';
 
 /** A client signed in with the stored credentials, refreshing (and saving) tokens as needed. */
-async function signedIn(serverOption?: string): Promise<{ client: LoglaneClient; creds: Credentials }> {
+export async function signedIn(serverOption?: string): Promise<{ client: LoglaneClient; creds: Credentials }> {
   const creds = await readCredentials();
   if (!creds) throw new Error('Not signed in: run `loglane login` first.');
   if (serverOption && normaliseServer(serverOption) !== creds.server) throw new Error(`You are signed in to ${creds.server}, not ${serverOption}: run \`loglane login --server ${serverOption}\`.`);
@@ -60,19 +61,8 @@ function normaliseServer(server: string): string {
   return url.origin;
 }
 
-// Output: colour by level on terminals (NO_COLOR and FORCE_COLOR respected).
-const useColour = (stream: NodeJS.WriteStream) => !process.env.NO_COLOR && (process.env.FORCE_COLOR ? process.env.FORCE_COLOR !== '0' : stream.isTTY === true);
-const LEVEL_COLOUR: Record<string, string> = { trace: '90', debug: '35', info: '36', warn: '33', error: '31', fatal: '41;97' };
-
-export function formatLine(log: Log, colour: boolean): string {
-  const level = log.level.toUpperCase().padEnd(5);
-  const paint = (code: string, s: string) => (colour ? `\u001b[${code}m${s}\u001b[0m` : s);
-  const meta = Object.keys(log.metadata ?? {}).length ? ` ${paint('90', JSON.stringify(log.metadata))}` : '';
-  return `${paint('90', log.timestamp)} ${paint(LEVEL_COLOUR[log.level] ?? '0', level)} ${log.source ? `${paint('34', log.source)} ` : ''}${log.message}${meta}`;
-}
-
 /** A project by id or by name. */
-async function resolveProject(client: LoglaneClient, ref: string): Promise<{ id: string; name: string }> {
+export async function resolveProject(client: LoglaneClient, ref: string): Promise<{ id: string; name: string }> {
   if (/^proj_/.test(ref)) {
     const p = await client.getProject(ref);
     return { id: p.id, name: p.name };
@@ -150,17 +140,24 @@ export interface FilterOptions {
   pattern?: string;
 }
 
-function filterQuery(o: FilterOptions): Record<string, string | undefined> {
+export function filterQuery(o: FilterOptions): Record<string, string | undefined> {
   return { level: o.level, source: o.source, q: o.contains, pattern: o.pattern, query: o.query };
 }
 
+const DURATION_UNITS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
+
 /** `--since 15m` → an ISO time that long ago. */
-function since(value: string | undefined): string | undefined {
-  if (!value) return undefined;
-  const m = /^(\d+)(s|m|h|d)$/.exec(value);
-  if (!m) throw new Error(`--since takes a duration such as 30s, 15m, 6h or 7d (got "${value}").`);
-  const ms = Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  return new Date(Date.now() - ms).toISOString();
+export function since(value: string | undefined, now = Date.now()): string | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d{1,9})(s|m|h|d|w)$/.exec(value.trim());
+  if (!m) throw new Error(`--since takes a duration such as 30s, 15m, 6h, 7d or 2w (got "${value}").`);
+  return new Date(now - Number(m[1]) * DURATION_UNITS[m[2] as keyof typeof DURATION_UNITS]).toISOString();
+}
+
+/** The start of the range: --from, or --since ago; both at once is a mistake. */
+export function rangeStart(o: { since?: string; from?: string }): string | undefined {
+  if (o.since !== undefined && o.from !== undefined) throw new Error('--since and --from both set the start of the range: give one of them.');
+  return o.from ?? since(o.since);
 }
 
 /** Bytes as people read them (powers of 1,000, as disks are sold). */
@@ -176,42 +173,83 @@ export function formatBytes(n: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
+/** Writes to standard output, waiting when the reader is slower than we are (a pager, a pipe). */
+export async function out(text: string): Promise<void> {
+  if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once('drain', resolve));
+}
+
+/** Waits until standard output has taken what was written to it. */
+async function drained(): Promise<void> {
+  if (process.stdout.writableNeedDrain) await new Promise<void>((resolve) => process.stdout.once('drain', resolve));
+}
+
+export interface OutputOptions {
+  output?: string;
+  json?: boolean;
+  fields?: string;
+  /** false with --no-header. */
+  header?: boolean;
+}
+
 /** The signed-in account's projects: a table, or one JSON object per line. */
-export async function projects(o: { server?: string; json?: boolean }): Promise<void> {
+export async function projects(o: { server?: string; json?: boolean; output?: string }): Promise<void> {
+  const format = outputFormat(o);
   const { client } = await signedIn(o.server);
   const { data } = await client.listProjects();
-  if (o.json) {
-    for (const p of data) process.stdout.write(`${JSON.stringify({ id: p.id, name: p.name, role: p.role, logCount: p.logCount, storedBytes: p.storedBytes, createdAt: p.createdAt })}\n`);
+  if (format === 'json') {
+    for (const p of data) await out(`${JSON.stringify({ id: p.id, name: p.name, role: p.role, logCount: p.logCount, storedBytes: p.storedBytes, createdAt: p.createdAt })}\n`);
     return;
   }
   if (data.length === 0) {
-    console.error('No projects yet: create one in the console.');
+    console.error('No projects yet: create one in the console, or accept an invitation.');
     return;
   }
   const rows = [['NAME', 'ID', 'ROLE', 'LOGS', 'STORED'], ...data.map((p) => [p.name, p.id, p.role, p.logCount.toLocaleString('en'), formatBytes(p.storedBytes)])];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   // Numbers right-aligned, text left-aligned.
-  for (const r of rows) process.stdout.write(`${r.map((cell, i) => (i >= 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()}\n`);
+  for (const line of alignRows(rows, (i) => i >= 3)) await out(`${line}\n`);
 }
 
-export async function search(projectRef: string, o: FilterOptions & { server?: string; from?: string; to?: string; since?: string; limit?: string; json?: boolean }): Promise<void> {
-  const { client } = await signedIn(o.server);
-  const project = await resolveProject(client, projectRef);
+/** What -o and --fields ask for: a table of columns, or JSON lines (whole logs, or just the fields). */
+function logPrinter(o: OutputOptions): { columns: Column[] | undefined; table: LogTable | undefined; json: boolean } {
+  const format = outputFormat(o);
+  const columns = format === 'table' || o.fields !== undefined ? parseColumns(o.fields) : undefined;
+  const table = format === 'table' ? new LogTable(columns!, (line) => void process.stdout.write(`${line}\n`), useColour(process.stdout), o.header !== false) : undefined;
+  return { columns, table, json: format === 'json' };
+}
+
+export async function search(projectRef: string, o: FilterOptions & OutputOptions & { server?: string; from?: string; to?: string; since?: string; limit?: string }): Promise<void> {
+  const printer = logPrinter(o);
   const limit = o.limit === undefined ? 100 : Number(o.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new Error('--limit must be a positive integer.');
-  const colour = useColour(process.stdout);
-  let shown = 0;
-  for await (const log of client.searchAll(project.id, { ...filterQuery(o), from: o.from ?? since(o.since), to: o.to, limit: Math.min(1000, limit) } as never)) {
-    process.stdout.write(`${o.json ? JSON.stringify(log) : formatLine(log, colour)}\n`);
-    if (++shown >= limit) break;
-  }
-  if (!o.json) console.error(shown === 0 ? 'No logs match.' : `${shown.toLocaleString('en')} ${shown === 1 ? 'log' : 'logs'}, newest first.`);
-}
-
-export async function tail(projectRef: string, o: FilterOptions & { server?: string; json?: boolean }): Promise<void> {
+  if (!Number.isInteger(limit) || limit < 1) throw new Error(`-n/--limit takes a whole number from 1 (got "${o.limit}").`);
+  const from = rangeStart(o);
   const { client } = await signedIn(o.server);
   const project = await resolveProject(client, projectRef);
-  const colour = useColour(process.stdout);
+  let shown = 0;
+  let cursor: string | null | undefined;
+  do {
+    const page = await client.searchLogs(project.id, { ...filterQuery(o), from, to: o.to, limit: Math.min(1000, limit - shown), cursor: cursor ?? undefined } as never);
+    const logs = page.data as Log[];
+    if (printer.table) {
+      // The page is in hand: its widest values set the columns before its first row is written.
+      printer.table.fit(logs);
+      for (const log of logs) printer.table.row(log);
+      await drained();
+    } else {
+      for (const log of logs) await out(`${jsonLine(log, o.fields !== undefined ? printer.columns : undefined)}\n`);
+    }
+    shown += logs.length;
+    cursor = page.nextCursor;
+  } while (cursor && shown < limit);
+  if (!printer.json) {
+    if (shown === 0) console.error('No logs match.');
+    else console.error(`${shown.toLocaleString('en')} ${shown === 1 ? 'log' : 'logs'}, newest first.${cursor ? ' More match: raise -n/--limit, or narrow the range.' : ''}`);
+  }
+}
+
+export async function tail(projectRef: string, o: FilterOptions & OutputOptions & { server?: string }): Promise<void> {
+  const printer = logPrinter(o);
+  const { client } = await signedIn(o.server);
+  const project = await resolveProject(client, projectRef);
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
   process.once('SIGTERM', () => controller.abort());
@@ -219,7 +257,12 @@ export async function tail(projectRef: string, o: FilterOptions & { server?: str
     signal: controller.signal,
     onConnected: () => console.error(`Tailing ${project.name}${o.level || o.source || o.query || o.contains || o.pattern ? ' (filtered)' : ''}. Ctrl-C to stop.`),
   });
-  for await (const log of stream) process.stdout.write(`${o.json ? JSON.stringify(log) : formatLine(log, colour)}\n`);
+  for await (const log of stream) {
+    if (printer.table) {
+      printer.table.row(log);
+      await drained();
+    } else await out(`${jsonLine(log, o.fields !== undefined ? printer.columns : undefined)}\n`);
+  }
 }
 
 /** A line of input as a log: a JSON object as it is, anything else as the message. */
@@ -339,4 +382,20 @@ export async function send(file: string | undefined, o: { server?: string; apiKe
   );
   for (const p of problems) console.error(`  ${p}`);
   if (rejected > 0) process.exitCode = 1;
+}
+
+/** An error as one line for a person: what went wrong and, where we know, what to do. */
+export function describeError(err: unknown): string {
+  if (err instanceof LoglaneError) {
+    if (err.status === 401 && (err.code === 'INVALID_REFRESH_TOKEN' || err.code === 'UNAUTHORIZED' || err.code === 'TOKEN_EXPIRED')) return `${err.message} Your session has ended: run \`loglane login\` again.`;
+    if (err.status === 0 || err.status >= 500) return `${err.message}${err.requestId ? ` (request id ${err.requestId})` : ''}`;
+    return err.message;
+  }
+  if (err instanceof Error) {
+    // fetch's "fetch failed" hides the reason in its cause.
+    const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+    if (err.message === 'fetch failed' && cause) return `cannot reach the server (${cause.code ?? cause.message}): is it running, and is the address from \`loglane login\` right?`;
+    return err.message;
+  }
+  return String(err);
 }

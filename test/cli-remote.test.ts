@@ -82,9 +82,11 @@ describeEngines('loglane CLI against a server', (engine) => {
 
     const errors = await runCli(['search', project.id, '--level', 'error', '--source', 'worker', '-n', '2500'], env);
     expect(errors.code).toBe(0);
-    const rows = errors.stdout.trim().split('\n');
+    const [header, ...rows] = errors.stdout.trim().split('\n');
+    expect(header).toMatch(/^TIMESTAMP {17}LEVEL  SOURCE  MESSAGE$/);
     expect(rows).toHaveLength(1000);
-    expect(rows.every((r) => / ERROR worker json line \d*5 /.test(r))).toBe(true);
+    // The default columns: no metadata on the line (--fields or -o json show it).
+    expect(rows.every((r) => /^\S+Z  ERROR  worker  json line \d*5$/.test(r))).toBe(true);
     expect(errors.stderr).toContain('1,000 logs, newest first.');
 
     // Lines refused by the server are counted, shown, and make the exit status 1.
@@ -109,7 +111,7 @@ describeEngines('loglane CLI against a server', (engine) => {
     const sent = await runCli(['send', '-', '--api-key', project.apiKey, '--server', s.url, '--no-progress'], env, '{"level":"info","message":"not shown"}\n{"level":"warn","message":"nor this","source":"web-1"}\n{"level":"warn","message":"disk almost full","source":"node-3"}\n');
     expect(sent.code).toBe(0);
     await seen(() => stdout, 'disk almost full');
-    expect(stdout).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z WARN  node-3 disk almost full\n$/);
+    expect(stdout).toMatch(/^TIMESTAMP {17}LEVEL  SOURCE  MESSAGE\n\d{4}-\d{2}-\d{2}T[\d:.]+Z  WARN   node-3  disk almost full\n$/);
     const exited = new Promise<number | null>((r) => child.on('close', r));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
