@@ -10,6 +10,8 @@ import { ProjectSettingsPage } from './pages/ProjectSettings.tsx';
 import { ExplorerPage } from './pages/Explorer.tsx';
 import { AlertDetailPage, AlertsPage } from './pages/Alerts.tsx';
 import { AccountPage } from './pages/Account.tsx';
+import { setThemeChoice, subscribeTheme, THEME_CHOICES, themeChoice, type ThemeChoice } from './lib/theme.ts';
+import './styles/theme.css';
 
 function useSession(api: Api): SessionState {
   return useSyncExternalStore(
@@ -108,6 +110,7 @@ function TopBar({ email, path, api }: { email: string; path: string; api: Api })
         <a href="/docs">API docs</a>
       </nav>
       <div className="user">
+        <ThemePicker />
         <span className="user-email" title={email}>
           {email}
         </span>
@@ -125,6 +128,23 @@ function TopBar({ email, path, api }: { email: string; path: string; api: Api })
         </button>
       </div>
     </header>
+  );
+}
+
+/** System, light or dark: kept in this browser (web/src/lib/theme.ts). */
+function ThemePicker() {
+  const choice = useSyncExternalStore(subscribeTheme, themeChoice);
+  return (
+    <label className="theme-picker">
+      Theme
+      <select value={choice} onChange={(e) => setThemeChoice(e.target.value as ThemeChoice)}>
+        {THEME_CHOICES.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

@@ -6,13 +6,31 @@ import { navigate } from '../lib/router.ts';
 import { describeAgent } from '../lib/agent.ts';
 import { currentSubscription, pushSupported, subscribe } from '../lib/push.ts';
 import type { AlertRule, Me, Page, Plan, Project, PushSubscriptionInfo, SessionInfo } from '../lib/types.ts';
-import { ActionsCell, ConfirmActions, Dialog, ErrorNote, Field, HeadWithActions, Link, PageHeader, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { ActionsCell, ConfirmActions, Dialog, ErrorNote, Field, HeadWithActions, Link, PageHeader, Spinner, useAction, useMe, useResource } from '../components/ui.tsx';
 
-/** A plan-limit refusal: the API's message names the plan that allows more; link to the plans. */
+/**
+ * A plan-limit refusal: the API's message names the plan that allows more; link to the plans, and
+ * say who can raise it on a self-hosted server: its operator, with the CLI's `users set-plan`.
+ * Projects count against the signed-in user's own plan (their email is filled in); alert rules and
+ * views against the project owner's.
+ */
 export function PlanLimitNote({ error }: { error: ApiError }) {
+  const me = useMe();
+  const details = !Array.isArray(error.details) ? error.details : undefined;
+  const ownPlan = details?.resource === 'projects';
+  const email = ownPlan && me ? me.email : ownPlan ? '<email>' : "<owner's email>";
   return (
     <div className="error-note plan-limit" role="alert">
-      <strong>Plan limit reached.</strong> <span>{error.message}</span> <Link to="/account">Compare plans</Link>
+      <p className="plan-limit-text">
+        <strong>Plan limit reached.</strong> <span>{error.message}</span> <Link to="/account">Compare plans</Link>
+      </p>
+      <p className="plan-limit-operator">
+        On a self-hosted Loglane server, its operator can raise {ownPlan ? 'your' : "the project owner's"} plan with{' '}
+        <code>
+          loglane users set-plan {email} {'<plan>'}
+        </code>
+        .
+      </p>
     </div>
   );
 }

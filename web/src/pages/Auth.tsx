@@ -1,12 +1,48 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, describeError } from '../lib/api.ts';
 import { useApi } from '../lib/context.ts';
 import { navigate } from '../lib/router.ts';
 import { Field, Link } from '../components/ui.tsx';
 
+type AuthField = 'email' | 'password';
+
+/**
+ * What is wrong with the form before it is sent, in plain words, by field: an empty field, an
+ * address without a name, an @ and a domain, a new password under 8 characters. The server checks
+ * again (friendlyFieldError words its answers the same way).
+ */
+export function authProblems(mode: 'login' | 'signup', email: string, password: string): Partial<Record<AuthField, string>> {
+  const out: Partial<Record<AuthField, string>> = {};
+  const e = email.trim();
+  if (e === '') out.email = 'Enter your email address.';
+  else if (mode === 'signup' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) out.email = 'Enter a full email address, such as name@example.com.';
+  if (password === '') out.password = mode === 'signup' ? 'Choose a password of at least 8 characters.' : 'Enter your password.';
+  else if (mode === 'signup' && password.length < 8) out.password = `Use at least 8 characters (this one has ${password.length}).`;
+  return out;
+}
+
+/** The server's refusal of a field (the schema's wording) in the words authProblems uses. */
+export function friendlyFieldError(field: string, message: string): string {
+  if (field === 'email') {
+    if (/already exists|taken/i.test(message)) return 'An account with this email already exists. Sign in instead, or use another address.';
+    if (/more than/i.test(message)) return 'This email address is too long.';
+    return 'Enter a full email address, such as name@example.com.';
+  }
+  if (field === 'password') {
+    if (/fewer than/i.test(message)) return 'Use at least 8 characters.';
+    if (/more than/i.test(message)) return 'Use at most 256 characters.';
+  }
+  return message.charAt(0).toUpperCase() + message.slice(1);
+}
+
 /**
  * Sign in or sign up. `onSwitch` keeps the page's address when switching between the two (the
  * invitation page: once signed in, the same address accepts the invitation).
+ *
+ * Each problem is said once: a field's problem under that field (the form checks before sending,
+ * and the server's refusals of a field are shown there too), anything else in one note above the
+ * button. The browser's own validation bubbles are off (noValidate), and the first field with a
+ * problem takes the focus.
  */
 export function AuthPage({ mode, notice, onSwitch }: { mode: 'login' | 'signup'; notice?: string; onSwitch?: () => void }) {
   const api = useApi();
@@ -14,24 +50,49 @@ export function AuthPage({ mode, notice, onSwitch }: { mode: 'login' | 'signup';
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [fields, setFields] = useState<Record<string, string>>({});
+  const [fields, setFields] = useState<Partial<Record<AuthField, string>>>({});
+  const emailRef = useRef<HTMLInputElement>(null);
+  const passwordRef = useRef<HTMLInputElement>(null);
   const signup = mode === 'signup';
+
+  function showProblems(problems: Partial<Record<AuthField, string>>) {
+    setFields(problems);
+    if (problems.email) emailRef.current?.focus();
+    else if (problems.password) passwordRef.current?.focus();
+  }
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
     setError(null);
+    const problems = authProblems(mode, email, password);
+    if (problems.email || problems.password) {
+      showProblems(problems);
+      return;
+    }
     setFields({});
+    setBusy(true);
     try {
-      if (signup) await api.signup(email, password);
-      else await api.login(email, password);
+      if (signup) await api.signup(email.trim(), password);
+      else await api.login(email.trim(), password);
     } catch (err) {
-      setError(describeError(err));
-      if (err instanceof ApiError) setFields(err.fieldErrors());
+      const found: Partial<Record<AuthField, string>> = {};
+      if (err instanceof ApiError) {
+        const byField = err.fieldErrors();
+        for (const f of ['email', 'password'] as const) if (byField[f]) found[f] = friendlyFieldError(f, byField[f]);
+        if (err.code === 'EMAIL_TAKEN') found.email = friendlyFieldError('email', err.message);
+      }
+      if (found.email || found.password) showProblems(found);
+      else setError(describeError(err));
     } finally {
       setBusy(false);
     }
   }
+
+  // Editing a field clears what was said about it.
+  const edit = (field: AuthField, set: (v: string) => void) => (v: string) => {
+    set(v);
+    if (fields[field]) setFields(({ [field]: _gone, ...rest }) => rest);
+  };
 
   return (
     <AuthCard title={signup ? 'Create your account' : 'Sign in'}>
@@ -39,21 +100,33 @@ export function AuthPage({ mode, notice, onSwitch }: { mode: 'login' | 'signup';
       <form onSubmit={submit} noValidate>
         <Field label="Email" error={fields.email}>
           {(id, describedBy) => (
-            <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} aria-describedby={describedBy} aria-invalid={!!fields.email} />
+            <input
+              ref={emailRef}
+              id={id}
+              type="email"
+              autoComplete="email"
+              required
+              value={email}
+              onChange={(e) => edit('email', setEmail)(e.target.value)}
+              aria-describedby={describedBy}
+              aria-invalid={fields.email ? true : undefined}
+            />
           )}
         </Field>
-        <Field label="Password" error={fields.password} hint={signup ? 'At least 8 characters.' : undefined}>
+        {/* The hint goes while the field shows a problem: the problem says it. */}
+        <Field label="Password" error={fields.password} hint={signup && !fields.password ? 'At least 8 characters.' : undefined}>
           {(id, describedBy) => (
             <input
+              ref={passwordRef}
               id={id}
               type="password"
               autoComplete={signup ? 'new-password' : 'current-password'}
               required
               minLength={signup ? 8 : undefined}
               value={password}
-              onChange={(e) => setPassword(e.target.value)}
+              onChange={(e) => edit('password', setPassword)(e.target.value)}
               aria-describedby={describedBy}
-              aria-invalid={!!fields.password}
+              aria-invalid={fields.password ? true : undefined}
             />
           )}
         </Field>

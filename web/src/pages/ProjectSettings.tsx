@@ -5,8 +5,9 @@ import { formatBytes, formatCount, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import type { CreatedDestination, Destination, Project } from '../lib/types.ts';
 import { needsRole } from '../lib/roles.ts';
-import { ConfirmActions, ConfirmDialog, CopyButton, Dialog, Empty, ErrorNote, Field, HeadWithActions, PageHeader, RoleBadge, Spinner, useAction, useResource } from '../components/ui.tsx';
+import { ConfirmActions, ConfirmDialog, CopyButton, Dialog, Empty, ErrorNote, Field, HeadWithActions, Link, PageHeader, RoleBadge, Spinner, useAction, useResource } from '../components/ui.tsx';
 import { SendFirstLog } from '../components/SendFirstLog.tsx';
+import { ProjectTabs } from '../components/ProjectTabs.tsx';
 import { LeaveProject, MembersSection, NotificationsSection } from './Members.tsx';
 
 export function ProjectSettingsPage({ projectId, justCreated }: { projectId: string; justCreated: boolean }) {
@@ -40,6 +41,7 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
       <PageHeader title={<>{p.name} <span className="muted small-title">settings</span></>}>
         {p.role && <RoleBadge role={p.role} prefix="Your role:" />}
       </PageHeader>
+      <ProjectTabs projectId={p.id} current="settings" />
       {justCreated && (
         <p className="notice" role="status">
           Your project is ready. Send it a first log with the key below.
@@ -61,6 +63,12 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
           </button>
         </div>
       </section>
+
+      <FirstLogWatch
+        projectId={p.id}
+        logCount={p.logCount}
+        onArrived={(fresh) => project.setData((old) => (old ? { ...old, logCount: fresh.logCount, storedBytes: fresh.storedBytes } : old))}
+      />
 
       <SendFirstLog apiKey={revealed ? p.apiKey : null} />
 
@@ -110,6 +118,70 @@ export function ProjectSettingsPage({ projectId, justCreated }: { projectId: str
         <DeleteForm project={p} onCancel={() => setDeleteOpen(false)} />
       </Dialog>
     </main>
+  );
+}
+
+/** How often the settings page asks whether a project without logs has had its first one. */
+const FIRST_LOG_POLL_MS = 3000;
+
+/**
+ * While the project has no logs, asks for its log count every few seconds (not while the tab is
+ * hidden) and, once the first log has arrived, says so with a link to the logs. Shown only to a
+ * project that had no logs when the page opened.
+ */
+function FirstLogWatch({ projectId, logCount, onArrived }: { projectId: string; logCount: number; onArrived: (p: Project) => void }) {
+  const api = useApi();
+  const [watching] = useState(logCount === 0);
+  const waiting = watching && logCount === 0;
+  const arrived = useRef(onArrived);
+  arrived.current = onArrived;
+  useEffect(() => {
+    if (!waiting) return;
+    const ctrl = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const look = async () => {
+      if (document.visibilityState !== 'hidden') {
+        try {
+          const fresh = await api.get<Project>(`/v1/projects/${encodeURIComponent(projectId)}`, ctrl.signal);
+          if (fresh.logCount > 0) {
+            arrived.current(fresh);
+            return;
+          }
+        } catch {
+          if (ctrl.signal.aborted) return;
+          // A failed look is retried at the next tick.
+        }
+      }
+      if (!ctrl.signal.aborted) timer = setTimeout(() => void look(), FIRST_LOG_POLL_MS);
+    };
+    timer = setTimeout(() => void look(), FIRST_LOG_POLL_MS);
+    return () => {
+      ctrl.abort();
+      clearTimeout(timer);
+    };
+  }, [api, projectId, waiting]);
+
+  if (!watching) return null;
+  // One live region whose words change, so a screen reader hears the arrival.
+  return (
+    <section className="card first-log-watch" aria-label="First log" data-testid="first-log">
+      <p className={waiting ? 'loading' : 'first-log-arrived'} role="status">
+        {waiting ? (
+          <>
+            <span className="spinner" aria-hidden="true" /> Waiting for the first log: this page notices it within a few seconds.
+          </>
+        ) : (
+          <>
+            <strong>The first log has arrived.</strong>&nbsp;The project holds {formatCount(logCount)} {logCount === 1 ? 'log' : 'logs'} now.
+          </>
+        )}
+      </p>
+      {!waiting && (
+        <Link to={`/projects/${encodeURIComponent(projectId)}/logs`} className="button primary">
+          Open logs
+        </Link>
+      )}
+    </section>
   );
 }
 
