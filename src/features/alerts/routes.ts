@@ -54,7 +54,7 @@ export function alertRoutes(deps: { alerts: AlertsService; requireUser: preHandl
     r.get('/alerts/:id/history', {
       schema: {
         ...common, operationId: 'alertHistory', summary: 'Firings of an alert rule, newest first',
-        description: 'Each entry has the count that fired it, the outcome per channel (sent, failed with the error, skipped with the reason, or pending while being delivered) and a few sample logs.',
+        description: 'Each entry has the count that fired it, the outcome per channel (sent, failed with the error, skipped with the reason, or pending while being delivered), a few sample logs and `links.logs`: the log explorer under PUBLIC_URL with the rule\'s condition as a query and the window the entry counted (docs/alerts.md, "View matching logs").',
         params: IdParams, querystring: S.HistoryQuery,
         response: { 200: S.HistoryResponse, ...errorResponses(400, 401, 404) },
       },
