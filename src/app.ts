@@ -14,6 +14,7 @@ import { elasticsearchRoutes } from './features/logs/elasticsearch-routes.js';
 import { lokiRoutes } from './features/logs/loki-routes.js';
 import { hecRoutes } from './features/logs/hec-routes.js';
 import { alertRoutes, destinationRoutes, pushRoutes } from './features/alerts/routes.js';
+import { viewRoutes } from './features/views/routes.js';
 import { clientErrorHandler, errorResponses, installErrorHandling, newRequestId, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { bearerToken } from './http/auth.js';
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });
   await app.register(destinationRoutes(services), { prefix: '/v1' });
+  await app.register(viewRoutes(services), { prefix: '/v1' });
   await app.register(consoleRoutes({ dir: deps.consoleDir }));
 
   let timer: NodeJS.Timeout | undefined;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 /** Crockford's base32: URL-safe, no ambiguous letters, and sorts like the numbers it encodes. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'usr' | 'proj' | 'alt' | 'alh' | 'dlv' | 'log' | 'psub' | 'rtf' | 'rt' | 'dst' | 'ses' | 'inv';
+export type IdPrefix = 'usr' | 'proj' | 'alt' | 'alh' | 'dlv' | 'log' | 'psub' | 'rtf' | 'rt' | 'dst' | 'ses' | 'inv' | 'viw';
 
 /**
  * A prefixed, time-sortable id: 48 bits of milliseconds then 80 random bits, 26 characters

@@ -10,6 +10,7 @@ import { createChannels } from './features/notifications/channels.js';
 import { compilePattern } from './features/logs/filter.js';
 import { parseQuery } from './features/logs/query/index.js';
 import { createDestinationsService } from './features/notifications/destinations.js';
+import { createViewsService } from './features/views/service.js';
 import { createIndexBuilder } from './features/logs/store/blocks/builder.js';
 import { createCompactor } from './features/logs/store/packs/compactor.js';
 import { createCommitFanOut } from './features/logs/live/commits.js';
@@ -20,6 +21,8 @@ import { createLogReader } from './features/logs/read/reader.js';
 import { createRetention } from './features/logs/retention.js';
 import { createSearch } from './features/logs/read/search.js';
 import { createLogsService } from './features/logs/service.js';
+import { createFacets } from './features/logs/read/facets.js';
+import { createContext } from './features/logs/read/context.js';
 import { createStats } from './features/logs/read/stats.js';
 import { TailHub } from './features/logs/live/tail.js';
 import { createTails } from './features/logs/live/tails.js';
@@ -82,6 +85,8 @@ export function createServices(deps: { config: Config; database: Database; secre
     log,
   });
   const reader = createLogReader(store, config);
+  const search = createSearch({ store, reader, config, projects });
+  const stats = createStats({ store, reader, config, now, projects });
   const logs = createLogsService({
     config,
     log,
@@ -93,8 +98,10 @@ export function createServices(deps: { config: Config; database: Database; secre
     indexBuilder: createIndexBuilder(store, { blockLogs: config.indexBlockLogs, intervalMs: config.indexIntervalMs, log }),
     compactor: createCompactor(store, { compactAfterMs: config.compactAfterMs ?? 0, intervalMs: config.indexIntervalMs, now, log }),
     ingest: createIngest({ db, queue, limiter: new IngestRateLimiter(config.ingestRates, now), now }),
-    search: createSearch({ store, reader, config, projects }),
-    stats: createStats({ store, reader, config, now, projects }),
+    search,
+    stats,
+    facets: createFacets({ eachMatching: stats.eachMatching, config, now, projects }),
+    context: createContext({ search: search.search, store, reader, projects }),
     tails: createTails({ hub, config, now, log, projects, liveSessions: (ids) => liveSessions(db, ids, now()) }),
     retention: createRetention({ db, store, config, now, log }),
   });
@@ -132,6 +139,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     },
   });
   const push = createPushService({ db, config, now, vapid });
+  const views = createViewsService({ db, now, projects });
 
   // Every committed batch is checked against its project's rules, off the request's path; while
   // evaluation is more than a queue's worth of logs or bytes behind, ingestion answers 503, and a
@@ -161,6 +169,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     logs,
     alerts,
     destinations,
+    views,
     push,
     outbox,
     metrics,

@@ -142,7 +142,7 @@ export async function request(baseUrl: string, method: string, urlPath: string, 
   const res = await fetch(baseUrl + urlPath, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
-  if ((res.headers.get('content-type') ?? '').includes('json') && text.length > 0) parsed = JSON.parse(text);
+  if (/json/.test(res.headers.get('content-type') ?? '') && !/ndjson/.test(res.headers.get('content-type') ?? '') && text.length > 0) parsed = JSON.parse(text);
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 

@@ -22,6 +22,7 @@ import * as m0019 from './migrations/0019_account_deleting.js';
 import * as m0020 from './migrations/0020_log_packs.js';
 import * as m0021 from './migrations/0021_log_blocks_max_ts.js';
 import * as m0022 from './migrations/0022_log_blocks_format.js';
+import * as m0023 from './migrations/0023_views.js';
 
 /** The one migration set, for both engines, in order. Add new ones at the end; never edit old ones. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0020_log_packs': m0020,
   '0021_log_blocks_max_ts': m0021,
   '0022_log_blocks_format': m0022,
+  '0023_views': m0023,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -160,6 +160,23 @@ export interface AlertDestinationsTable {
   created_at: number;
 }
 
+export interface SavedViewsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  /** The name lower-cased: unique in its project (migration 0023). */
+  name_key: string;
+  query: string;
+  /** JSON: {"last": "<duration>"} or {"from": ISO, "to": ISO}. */
+  range: string;
+  /** JSON: the column names, in order. */
+  columns: string;
+  group_by: string | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface AlertCountsTable {
   rule_id: string;
   bucket: number;
@@ -274,6 +291,7 @@ export interface DatabaseSchema {
   log_packs: LogPacksTable;
   alert_rules: AlertRulesTable;
   alert_destinations: AlertDestinationsTable;
+  saved_views: SavedViewsTable;
   alert_counts: AlertCountsTable;
   alert_history: AlertHistoryTable;
   alert_deliveries: AlertDeliveriesTable;

@@ -519,6 +519,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{id}/logs/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Counts of fields' values over the whole range and query
+         * @description For each field, the `limit` most frequent values (ties by name; the same names and counts stats' groupBy gives), the logs with another value (`other`) and without the field (`none`), and the statistics of its numbers (JSON numbers only; percentiles from a uniform sample of 10,000 past that many). With `measure`, each named value also gets p50 and p95 of that numeric path among its logs. Default range: the last 24 hours. Counted in the app within QUERY_TIME_BUDGET.
+         */
+        get: operations["logFacets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/logs/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The fields the selected logs hold, most common first
+         * @description level, source (when any log has one) and the path of every metadata leaf (`@req.url`, odd keys quoted: `@"user agent"`), with the number of logs holding each; at most 200. Default range: the last 24 hours. Read in the app within QUERY_TIME_BUDGET.
+         */
+        get: operations["logFields"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/logs/{logId}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The logs around one log
+         * @description The nearest logs by timestamp (then id) on each side of the log: `before` newest first, `after` oldest first. With `query`, only the logs it selects (e.g. `source:api` or `@reqId:abc`); the log itself is always answered. An unknown log id, or one of another project, is 404.
+         */
+        get: operations["logContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/logs/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every log a search selects, as NDJSON or CSV
+         * @description Streams every matching log, newest first, with no cap on their number, as a download. NDJSON: one Log per line. CSV (RFC 4180): a header row of `columns` as asked, then a row per log; a value that is an object or an array is written as JSON, a missing one as an empty field. The stream runs as long as the client reads it; a client that stops reading holds one chunk of logs in memory, and is cut off after 120 s without reading. At most 2 exports per user at once (429 RATE_LIMITED beyond).
+         */
+        get: operations["exportLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{id}/logs/tail": {
         parameters: {
             query?: never;
@@ -591,7 +671,7 @@ export interface paths {
         };
         /**
          * Firings of an alert rule, newest first
-         * @description Each entry has the count that fired it, the outcome per channel (sent, failed with the error, skipped with the reason, or pending while being delivered) and a few sample logs.
+         * @description Each entry has the count that fired it, the outcome per channel (sent, failed with the error, skipped with the reason, or pending while being delivered), a few sample logs and `links.logs`: the log explorer under PUBLIC_URL with the rule's condition as a query and the window the entry counted (docs/alerts.md, "View matching logs").
          */
         get: operations["alertHistory"];
         put?: never;
@@ -715,6 +795,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{id}/views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A project's saved views, by name */
+        get: operations["listViews"];
+        put?: never;
+        /**
+         * Save a view
+         * @description Any member of the project may save one. The name is unique in the project ignoring case (409 VIEW_NAME_TAKEN). At most 100 views per project (403 PLAN_LIMIT_EXCEEDED, resource "views").
+         */
+        post: operations["createView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/views/{viewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One saved view */
+        get: operations["getView"];
+        /**
+         * Change a saved view
+         * @description The whole view, as when it was saved. Only the member who saved it, or an admin or the owner of the project (403 FORBIDDEN_ROLE otherwise).
+         */
+        put: operations["updateView"];
+        post?: never;
+        /**
+         * Delete a saved view
+         * @description Only the member who saved it, or an admin or the owner of the project.
+         */
+        delete: operations["deleteView"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -723,7 +849,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "INVALID_API_KEY" | "PLAN_LIMIT_EXCEEDED" | "FORBIDDEN_ROLE" | "NOT_FOUND" | "EMAIL_TAKEN" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "OVERLOADED";
+                code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "INVALID_API_KEY" | "PLAN_LIMIT_EXCEEDED" | "FORBIDDEN_ROLE" | "NOT_FOUND" | "EMAIL_TAKEN" | "VIEW_NAME_TAKEN" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "OVERLOADED";
                 message: string;
                 requestId: string;
                 details?: unknown;
@@ -3726,6 +3852,474 @@ export interface operations {
             };
         };
     };
+    logFacets: {
+        parameters: {
+            query: {
+                /** @description ISO 8601 or epoch ms; inclusive */
+                from?: string;
+                /** @description ISO 8601 or epoch ms; inclusive */
+                to?: string;
+                /** @description One level or a comma-separated list */
+                level?: string;
+                source?: string;
+                /** @description Case-insensitive substring of the message */
+                q?: string;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
+                /** @description RE2 regular expression matched anywhere in the message */
+                pattern?: string;
+                /** @description A comma list of up to 20 fields to count: level, source, metadata paths (@res.statusCode) */
+                fields: string;
+                /** @description Values named per field; the rest are summed in `other` */
+                limit: number;
+                /** @description A numeric metadata path: each named value also gets p50 and p95 of it among its logs */
+                measure?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Logs selected in the range */
+                        total: number;
+                        facets: {
+                            field: string;
+                            values: {
+                                value: string;
+                                count: number;
+                                p50?: number | null;
+                                p95?: number | null;
+                            }[];
+                            /** @description Logs with another value than those named */
+                            other: number;
+                            /** @description Logs without the field */
+                            none: number;
+                            numeric: {
+                                /** @description Logs' numbers seen (JSON numbers only) */
+                                count: number;
+                                min: number;
+                                max: number;
+                                p50: number;
+                                p95: number;
+                                /** @description True when the percentiles come from a uniform sample of 10,000 of the numbers */
+                                sampled: boolean;
+                            } | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    logFields: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 or epoch ms; inclusive */
+                from?: string;
+                /** @description ISO 8601 or epoch ms; inclusive */
+                to?: string;
+                /** @description One level or a comma-separated list */
+                level?: string;
+                source?: string;
+                /** @description Case-insensitive substring of the message */
+                q?: string;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
+                pattern?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        total: number;
+                        fields: {
+                            field: string;
+                            /** @description Logs that hold it */
+                            count: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    logContext: {
+        parameters: {
+            query: {
+                before: number;
+                after: number;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                logId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first */
+                        before: {
+                            /** @description log_ and the log's sequence number in its project (commit order) */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            timestamp: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            receivedAt: string;
+                            /** @enum {string} */
+                            level: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+                            message: string;
+                            source: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        log: {
+                            /** @description log_ and the log's sequence number in its project (commit order) */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            timestamp: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            receivedAt: string;
+                            /** @enum {string} */
+                            level: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+                            message: string;
+                            source: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /** @description Oldest first */
+                        after: {
+                            /** @description log_ and the log's sequence number in its project (commit order) */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            timestamp: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            receivedAt: string;
+                            /** @enum {string} */
+                            level: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+                            message: string;
+                            source: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    exportLogs: {
+        parameters: {
+            query: {
+                /** @description ISO 8601 or epoch ms; inclusive */
+                from?: string;
+                /** @description ISO 8601 or epoch ms; inclusive */
+                to?: string;
+                /** @description One level or a comma-separated list */
+                level?: string;
+                source?: string;
+                /** @description Case-insensitive substring of the message */
+                q?: string;
+                /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
+                query?: string;
+                /** @description RE2 regular expression matched anywhere in the message */
+                pattern?: string;
+                format: "ndjson" | "csv";
+                /** @description CSV: a comma list of log fields (id, timestamp, receivedAt, level, source, message, metadata) and metadata paths; default timestamp,level,source,message */
+                columns?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description application/x-ndjson or text/csv */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     tailLogs: {
         parameters: {
             query?: {
@@ -4521,6 +5115,10 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             }[];
+                            links: {
+                                /** @description View matching logs: the explorer under PUBLIC_URL with the rule's condition (its current one) as a query and the entry's window as from/to */
+                                logs: string;
+                            };
                         }[];
                         nextCursor: string | null;
                     };
@@ -5186,6 +5784,622 @@ export interface operations {
             };
             /** @description Every error has this body. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listViews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            projectId: string;
+                            name: string;
+                            query: string;
+                            range: {
+                                last: string;
+                            } | {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                from: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                to: string;
+                            };
+                            columns: string[];
+                            groupBy: string | null;
+                            createdBy: {
+                                id: string;
+                                /** @description null once the account that saved it is deleted */
+                                email: string | null;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the project, ignoring case */
+                    name: string;
+                    /** @description A search query (docs/search.md); empty: every log */
+                    query?: string;
+                    /** @description Either a relative range ({"last": "15m"}) or an absolute one ({"from": ..., "to": ...}), not both */
+                    range: {
+                        /** @description The last N seconds, minutes, hours or days before the view is opened: 15m, 24h, 7d (1s to 400d) */
+                        last?: string;
+                        /** @description ISO 8601 or epoch ms */
+                        from?: string;
+                        /** @description ISO 8601 or epoch ms */
+                        to?: string;
+                    };
+                    /** @description Columns shown beside the message: timestamp, level, source, message, or metadata paths (@res.statusCode) */
+                    columns?: string[];
+                    /** @description The histogram's split, as stats groupBy */
+                    groupBy?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        projectId: string;
+                        name: string;
+                        query: string;
+                        range: {
+                            last: string;
+                        } | {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            to: string;
+                        };
+                        columns: string[];
+                        groupBy: string | null;
+                        createdBy: {
+                            id: string;
+                            /** @description null once the account that saved it is deleted */
+                            email: string | null;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        projectId: string;
+                        name: string;
+                        query: string;
+                        range: {
+                            last: string;
+                        } | {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            to: string;
+                        };
+                        columns: string[];
+                        groupBy: string | null;
+                        createdBy: {
+                            id: string;
+                            /** @description null once the account that saved it is deleted */
+                            email: string | null;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the project, ignoring case */
+                    name: string;
+                    /** @description A search query (docs/search.md); empty: every log */
+                    query?: string;
+                    /** @description Either a relative range ({"last": "15m"}) or an absolute one ({"from": ..., "to": ...}), not both */
+                    range: {
+                        /** @description The last N seconds, minutes, hours or days before the view is opened: 15m, 24h, 7d (1s to 400d) */
+                        last?: string;
+                        /** @description ISO 8601 or epoch ms */
+                        from?: string;
+                        /** @description ISO 8601 or epoch ms */
+                        to?: string;
+                    };
+                    /** @description Columns shown beside the message: timestamp, level, source, message, or metadata paths (@res.statusCode) */
+                    columns?: string[];
+                    /** @description The histogram's split, as stats groupBy */
+                    groupBy?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        projectId: string;
+                        name: string;
+                        query: string;
+                        range: {
+                            last: string;
+                        } | {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            to: string;
+                        };
+                        columns: string[];
+                        groupBy: string | null;
+                        createdBy: {
+                            id: string;
+                            /** @description null once the account that saved it is deleted */
+                            email: string | null;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

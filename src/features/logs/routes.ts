@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -12,6 +13,8 @@ import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPE
 import { parseFilter } from './filter.js';
 import { SEARCH_WAIT_MS, SEARCHES_PER_USER } from './read/page-stream.js';
 import * as otlp from './ingest/otlp.js';
+import { createExportSlots, csvHeader, encodeRows, EXPORT_STALL_MS, EXPORTS_PER_USER, exportColumns, exportFileName, type ExportFormat } from './read/export.js';
+import { presentLog } from './present.js';
 import type { Metrics } from '../../metrics.js';
 import type { LogsService } from './service.js';
 import * as S from './schemas.js';
@@ -183,9 +186,16 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
 }
 
 /** Search, stats and live tail: the project owner's access token. */
-export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandlerAsyncHookHandler; tailHeartbeatMs: number }) {
-  const { logs, requireUser, tailHeartbeatMs } = deps;
+export function logQueryRoutes(deps: { logs: LogsService; projects: ProjectsService; requireUser: preHandlerAsyncHookHandler; tailHeartbeatMs: number; now?: () => number }) {
+  const { logs, projects, requireUser, tailHeartbeatMs } = deps;
+  const now = deps.now ?? Date.now;
+  const exportSlots = createExportSlots();
+  /** Exports being written: ended when the server closes, whether or not their clients read. */
+  const exporting = new Set<Readable>();
   return async function (app: FastifyInstance) {
+    app.addHook('preClose', async () => {
+      for (const body of exporting) body.destroy();
+    });
     const r = app.withTypeProvider<TypeBoxTypeProvider>();
     r.addHook('preHandler', requireUser);
     const common = { tags: ['Logs'], security: bearerSecurity, params: IdParams };
@@ -215,6 +225,81 @@ export function logQueryRoutes(deps: { logs: LogsService; requireUser: preHandle
         response: { 200: S.StatsResponse, ...errorResponses(400, 401, 404) },
       },
     }, async (req) => logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval, req.query.groupBy));
+
+    r.get('/projects/:id/logs/facets', {
+      schema: {
+        ...common, operationId: 'logFacets', summary: 'Counts of fields\' values over the whole range and query',
+        description: 'For each field, the `limit` most frequent values (ties by name; the same names and counts stats\' groupBy gives), the logs with another value (`other`) and without the field (`none`), and the statistics of its numbers (JSON numbers only; percentiles from a uniform sample of 10,000 past that many). With `measure`, each named value also gets p50 and p95 of that numeric path among its logs. Default range: the last 24 hours. Counted in the app within QUERY_TIME_BUDGET.',
+        querystring: S.FacetsQuery,
+        response: { 200: S.FacetsResponse, ...errorResponses(400, 401, 404) },
+      },
+    }, async (req) => logs.facets(req.userId, req.params.id, parseFilter(req.query), req.query.fields, req.query.limit, req.query.measure));
+
+    r.get('/projects/:id/logs/fields', {
+      schema: {
+        ...common, operationId: 'logFields', summary: 'The fields the selected logs hold, most common first',
+        description: 'level, source (when any log has one) and the path of every metadata leaf (`@req.url`, odd keys quoted: `@"user agent"`), with the number of logs holding each; at most 200. Default range: the last 24 hours. Read in the app within QUERY_TIME_BUDGET.',
+        querystring: S.FieldsQuery,
+        response: { 200: S.FieldsResponse, ...errorResponses(400, 401, 404) },
+      },
+    }, async (req) => logs.fields(req.userId, req.params.id, parseFilter(req.query)));
+
+    r.get('/projects/:id/logs/:logId/context', {
+      schema: {
+        ...common, operationId: 'logContext', summary: 'The logs around one log',
+        description: 'The nearest logs by timestamp (then id) on each side of the log: `before` newest first, `after` oldest first. With `query`, only the logs it selects (e.g. `source:api` or `@reqId:abc`); the log itself is always answered. An unknown log id, or one of another project, is 404.',
+        params: S.ContextParams, querystring: S.ContextQuery,
+        response: { 200: S.ContextResponse, ...errorResponses(400, 401, 404) },
+      },
+    }, async (req) => {
+      const filter = parseFilter({ query: req.query.query });
+      const found = await logs.context(req.userId, req.params.id, req.params.logId, req.query.before, req.query.after, filter);
+      return { before: found.before.map(presentLog), log: presentLog(found.log), after: found.after.map(presentLog) };
+    });
+
+    r.get('/projects/:id/logs/export', {
+      schema: {
+        ...common, operationId: 'exportLogs', summary: 'Every log a search selects, as NDJSON or CSV',
+        description: `Streams every matching log, newest first, with no cap on their number, as a download. NDJSON: one Log per line. CSV (RFC 4180): a header row of \`columns\` as asked, then a row per log; a value that is an object or an array is written as JSON, a missing one as an empty field. The stream runs as long as the client reads it; a client that stops reading holds one chunk of logs in memory, and is cut off after ${EXPORT_STALL_MS / 1000} s without reading. At most ${EXPORTS_PER_USER} exports per user at once (429 RATE_LIMITED beyond).`,
+        querystring: S.ExportQuery,
+        response: { 200: Type.String({ description: 'application/x-ndjson or text/csv' }), ...errorResponses(400, 401, 404, 429) },
+      },
+    }, async (req, reply) => {
+      const format = req.query.format as ExportFormat;
+      const filter = parseFilter(req.query);
+      const columns = format === 'csv' ? exportColumns(req.query.columns) : [];
+      const { row: project } = await projects.access(req.userId, req.params.id);
+      const release = exportSlots.take(req.userId);
+      if (!release) throw new AppError('RATE_LIMITED', `You are running ${EXPORTS_PER_USER} exports already; wait for one to finish.`, { retryAfter: 5 });
+      whenClosed(reply, release);
+      const rows = await logs.exportRows(req.userId, req.params.id, filter);
+      let lastRead = Date.now();
+      async function* text(): AsyncGenerator<string> {
+        if (format === 'csv') yield csvHeader(columns);
+        for await (const chunk of rows) {
+          lastRead = Date.now();
+          yield encodeRows(chunk, format, columns);
+        }
+      }
+      // One chunk held at a time: the stream asks for the next only when the socket took the last.
+      const body = Readable.from(text(), { objectMode: false, highWaterMark: 1 });
+      const stall = setInterval(() => {
+        if (Date.now() - lastRead > EXPORT_STALL_MS) body.destroy();
+      }, Math.min(EXPORT_STALL_MS, 10_000));
+      stall.unref();
+      exporting.add(body);
+      whenClosed(reply, () => {
+        clearInterval(stall);
+        exporting.delete(body);
+      });
+      body.on('error', (err) => req.log.warn({ err }, 'export ended early'));
+      const name = exportFileName(project.name, filter.from, filter.to ?? now(), format);
+      return reply
+        .header('content-disposition', `attachment; filename="${name}"`)
+        .header('cache-control', 'no-store')
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .send(body as never);
+    });
 
     r.get('/projects/:id/logs/tail', {
       schema: {

@@ -96,3 +96,71 @@ export const StatsResponse = Type.Object(
 );
 
 export const TailQuery = Type.Object({ ...filterFields, pattern: Type.Optional(Type.String({ maxLength: 1000 })) });
+
+export const FacetsQuery = Type.Object({
+  ...filterFields,
+  pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message' })),
+  fields: Type.String({ maxLength: 4000, description: 'A comma list of up to 20 fields to count: level, source, metadata paths (@res.statusCode)' }),
+  limit: Type.Integer({ minimum: 1, maximum: 50, default: 10, description: 'Values named per field; the rest are summed in `other`' }),
+  measure: Type.Optional(Type.String({ maxLength: 300, description: 'A numeric metadata path: each named value also gets p50 and p95 of it among its logs' })),
+});
+
+const NumericSummary = Type.Object(
+  {
+    count: Type.Integer({ description: 'Logs\' numbers seen (JSON numbers only)' }),
+    min: Type.Number(),
+    max: Type.Number(),
+    p50: Type.Number(),
+    p95: Type.Number(),
+    sampled: Type.Boolean({ description: 'True when the percentiles come from a uniform sample of 10,000 of the numbers' }),
+  },
+  { additionalProperties: false },
+);
+
+export const FacetsResponse = Type.Object(
+  {
+    total: Type.Integer({ description: 'Logs selected in the range' }),
+    facets: Type.Array(
+      Type.Object(
+        {
+          field: Type.String(),
+          values: Type.Array(
+            Type.Object(
+              { value: Type.String(), count: Type.Integer(), p50: Type.Optional(Type.Union([Type.Number(), Type.Null()])), p95: Type.Optional(Type.Union([Type.Number(), Type.Null()])) },
+              { additionalProperties: false },
+            ),
+          ),
+          other: Type.Integer({ description: 'Logs with another value than those named' }),
+          none: Type.Integer({ description: 'Logs without the field' }),
+          numeric: Type.Union([NumericSummary, Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const FieldsQuery = Type.Object({ ...filterFields, pattern: Type.Optional(Type.String({ maxLength: 1000 })) });
+
+export const FieldsResponse = Type.Object(
+  { total: Type.Integer(), fields: Type.Array(Type.Object({ field: Type.String(), count: Type.Integer({ description: 'Logs that hold it' }) }, { additionalProperties: false })) },
+  { additionalProperties: false },
+);
+
+export const ContextParams = Type.Object({ id: Type.String({ maxLength: 100 }), logId: Type.String({ maxLength: 100 }) });
+
+export const ContextQuery = Type.Object({
+  before: Type.Integer({ minimum: 0, maximum: 200, default: 20 }),
+  after: Type.Integer({ minimum: 0, maximum: 200, default: 20 }),
+  query: filterFields.query,
+});
+
+export const ContextResponse = Type.Object({ before: Type.Array(Log, { description: 'Newest first' }), log: Log, after: Type.Array(Log, { description: 'Oldest first' }) }, { additionalProperties: false });
+
+export const ExportQuery = Type.Object({
+  ...filterFields,
+  pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message' })),
+  format: Type.String({ enum: ['ndjson', 'csv'], default: 'ndjson' }),
+  columns: Type.Optional(Type.String({ maxLength: 5000, description: 'CSV: a comma list of log fields (id, timestamp, receivedAt, level, source, message, metadata) and metadata paths; default timestamp,level,source,message' })),
+});

@@ -15,6 +15,8 @@ import type { LogReader } from './read/reader.js';
 import type { createRetention } from './retention.js';
 import type { createSearch } from './read/search.js';
 import type { createStats } from './read/stats.js';
+import type { createFacets } from './read/facets.js';
+import type { createContext } from './read/context.js';
 import type { LogStore } from './store/index.js';
 import type { TailHub } from './live/tail.js';
 import type { createTails } from './live/tails.js';
@@ -39,6 +41,8 @@ export function createLogsService(parts: {
   ingest: ReturnType<typeof createIngest>;
   search: ReturnType<typeof createSearch>;
   stats: ReturnType<typeof createStats>;
+  facets: ReturnType<typeof createFacets>;
+  context: ReturnType<typeof createContext>;
   tails: ReturnType<typeof createTails>;
   retention: ReturnType<typeof createRetention>;
 }) {
@@ -75,7 +79,15 @@ export function createLogsService(parts: {
     searchPage: parts.search.page,
     /** The per-user line for searches (at most SEARCHES_PER_USER at once) and the page writer. */
     pageReads: parts.search.reads,
-    stats: parts.stats,
+    stats: parts.stats.stats,
+    /** Counts of a few fields' values (and their numbers' statistics) over the whole range and query. */
+    facets: parts.facets.facets,
+    /** The fields the selected logs hold, most common first. */
+    fields: parts.facets.fields,
+    /** The logs nearest a log on each side, optionally only those a query selects. */
+    context: parts.context,
+    /** Every selected log, newest first, a chunk at a time (an export). */
+    exportRows: parts.search.exportRows,
     /**
      * Opens a live tail after checking ownership, the per-user cap and the node's cap. The tail ends
      * when its access token expires, when its login ends (logout, revoked) or when the project is

@@ -139,5 +139,40 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     });
   }
 
-  return { search, page, reads };
+  /**
+   * Every log the filter selects, newest first, a chunk of bounded bytes at a time (an export):
+   * pages of EXPORT_PAGE_KEYS keys are found as a search finds them (each within the query budget;
+   * a page cut short by it is continued from its cursor), and their rows are read a chunk at a time,
+   * only when the consumer asks for the next one. The first page is found before the generator is
+   * handed back, so its errors (a stranger's project, a query that cannot be decided) come before
+   * anything is written.
+   */
+  async function exportRows(userId: string, projectId: string, filter: LogFilter): Promise<AsyncGenerator<repo.LogRowStored[]>> {
+    const first = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, undefined);
+    async function* rows(): AsyncGenerator<repo.LogRowStored[]> {
+      let found = first;
+      for (;;) {
+        for (const chunk of chunksOf(found.data)) {
+          const missing = chunk.filter((e) => e.row === undefined);
+          const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing))).map((r) => [Number(r.seq), r])) : undefined;
+          const out: repo.LogRowStored[] = [];
+          for (const e of chunk) {
+            const row = e.row ?? read?.get(e.seq);
+            // Rows are dropped from the page as they go, so a page holds keys, not text.
+            e.row = undefined;
+            if (row) out.push(row);
+          }
+          if (out.length > 0) yield out;
+        }
+        if (found.nextCursor === null) return;
+        found = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, found.nextCursor);
+      }
+    }
+    return rows();
+  }
+
+  return { search, page, reads, exportRows };
 }
+
+/** Keys an export finds at a time: a few hundred KB of keys, and one query of the logs' index per page. */
+export const EXPORT_PAGE_KEYS = 5000;

@@ -97,17 +97,84 @@ export function createStats(deps: {
   }
 
   /**
-   * Stats decided in the app (a pattern, a query, or groupBy): the rows SQL narrows to are read in
-   * rounds, decided by the same predicate as search and tails, and counted per bucket and level
-   * (and per group name). Past the time budget the request is refused (narrow the range) rather
-   * than answered with partial counts.
+   * Calls `visit` with every log the filter selects (in no particular order): through the skip
+   * index where it helps, else the rows SQL narrows to, read in rounds a chunk of bounded bytes at a
+   * time and decided by the same predicate as search and tails. A `costly` visitor (one that parses
+   * metadata) runs in slices of the event loop. Past the time budget the whole call is refused with
+   * `outOfBudget()` (narrow the range) rather than answered with part of the logs.
+   */
+  async function eachMatching(projectId: string, filter: LogFilter, visit: (row: repo.LogRowStored) => void, costly: boolean, outOfBudget: () => AppError): Promise<void> {
+    const deadline = Date.now() + config.queryBudgetMs;
+    // A needle's count reads only the blocks that may hold it.
+    if (decidedInApp(filter) && reader.index.enabled) {
+      // The index hands over matching logs without a pause; a costly visit (a metadata parse each)
+      // is left to a drain that runs in slices between its reads, and is awaited at the end.
+      const backlog: repo.LogRowStored[] = [];
+      let next = 0;
+      let draining: Promise<void> | undefined;
+      let late = false;
+      const drain = async () => {
+        await new Promise((r) => setImmediate(r));
+        let sliceStart = performance.now();
+        while (next < backlog.length && !late) {
+          visit(backlog[next]!);
+          backlog[next++] = undefined as unknown as repo.LogRowStored;
+          if (performance.now() - sliceStart > SLICE_MS) {
+            await new Promise((r) => setImmediate(r));
+            if (Date.now() > deadline) late = true;
+            sliceStart = performance.now();
+          }
+        }
+        backlog.length = next = 0;
+        draining = undefined;
+      };
+      const onMatch = costly ? (row: repo.LogRowStored) => {
+        backlog.push(row);
+        draining ??= drain();
+      } : visit;
+      const report = await reader.withBudget((index) => eachIndexed(index, projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
+      while (draining) await draining;
+      if (late) throw outOfBudget();
+      if (report !== undefined) {
+        if ('outOfBudget' in report) throw outOfBudget();
+        reader.reported(report);
+        return;
+      }
+    }
+    // The rows are read a chunk of bounded bytes at a time (a round of 2,000 logs of 124 KB would be
+    // 250 MB read at once), with a turn of the event loop after each.
+    for await (const { rows } of reader.scan(projectId, filter, undefined, PATTERN_CHUNK)) {
+      if (Date.now() > deadline) throw outOfBudget();
+      const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline, { sqlDecided: true }) : undefined;
+      let sliceStart = performance.now();
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!;
+        if (verdicts) {
+          const verdict = verdicts[i];
+          if (verdict === undefined) throw outOfBudget();
+          if (!verdict) continue;
+        }
+        visit(row);
+        // A costly visit parses each log's metadata: in slices, like deciding logs.
+        if (costly && performance.now() - sliceStart > SLICE_MS) {
+          await new Promise((r) => setImmediate(r));
+          if (Date.now() > deadline) throw outOfBudget();
+          sliceStart = performance.now();
+        }
+      }
+    }
+  }
+
+  const countingOutOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+
+  /**
+   * Stats decided in the app (a pattern, a query, or groupBy): every selected log counted per
+   * bucket and level (and per group name).
    */
   async function countInApp(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
-    const deadline = Date.now() + config.queryBudgetMs;
     const tally = new Map<string, repo.BucketCount>();
     const groups = group ? new Map<number, Map<string, number>>() : undefined;
     const named = new Set<string>();
-    const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
     const add = (row: repo.LogRowStored) => {
       const bucket = row.ts - (((row.ts % ms) + ms) % ms);
       const key = `${bucket}:${row.level}`;
@@ -126,64 +193,7 @@ export function createStats(deps: {
         }
       }
     };
-    // A needle's count reads only the blocks that may hold it.
-    if (decidedInApp(filter) && reader.index.enabled) {
-      // The index hands over matching logs without a pause; naming their groups (a metadata parse
-      // each) is left to a drain that runs in slices between its reads, and is awaited at the end.
-      const backlog: repo.LogRowStored[] = [];
-      let next = 0;
-      let draining: Promise<void> | undefined;
-      let late = false;
-      const drain = async () => {
-        await new Promise((r) => setImmediate(r));
-        let sliceStart = performance.now();
-        while (next < backlog.length && !late) {
-          add(backlog[next]!);
-          backlog[next++] = undefined as unknown as repo.LogRowStored;
-          if (performance.now() - sliceStart > SLICE_MS) {
-            await new Promise((r) => setImmediate(r));
-            if (Date.now() > deadline) late = true;
-            sliceStart = performance.now();
-          }
-        }
-        backlog.length = next = 0;
-        draining = undefined;
-      };
-      const onMatch = group ? (row: repo.LogRowStored) => {
-        backlog.push(row);
-        draining ??= drain();
-      } : add;
-      const report = await reader.withBudget((index) => eachIndexed(index, projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
-      while (draining) await draining;
-      if (late) throw outOfBudget();
-      if (report !== undefined) {
-        if ('outOfBudget' in report) throw outOfBudget();
-        reader.reported(report);
-        return { counts: [...tally.values()], groups };
-      }
-    }
-    // The rows are read a chunk of bounded bytes at a time (a round of 2,000 logs of 124 KB would be
-    // 250 MB read at once), with a turn of the event loop after each.
-    for await (const { rows } of reader.scan(projectId, filter, undefined, PATTERN_CHUNK)) {
-      if (Date.now() > deadline) throw outOfBudget();
-      const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline, { sqlDecided: true }) : undefined;
-      let sliceStart = performance.now();
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i]!;
-        if (verdicts) {
-          const verdict = verdicts[i];
-          if (verdict === undefined) throw outOfBudget();
-          if (!verdict) continue;
-        }
-        add(row);
-        // Naming groups parses each log's metadata: in slices, like deciding logs.
-        if (group && performance.now() - sliceStart > SLICE_MS) {
-          await new Promise((r) => setImmediate(r));
-          if (Date.now() > deadline) throw outOfBudget();
-          sliceStart = performance.now();
-        }
-      }
-    }
+    await eachMatching(projectId, filter, add, group !== undefined, countingOutOfBudget);
     return { counts: [...tally.values()], groups };
   }
 
@@ -213,5 +223,5 @@ export function createStats(deps: {
     return { counts, groups };
   }
 
-  return stats;
+  return { stats, eachMatching };
 }

@@ -1,0 +1,113 @@
+/**
+ * A log's context: the logs nearest to it by timestamp (then seq) on each side, optionally only
+ * those a query selects (the same source, the same request id). Before it is a search from the log's
+ * own place, newest first. After it needs the oldest logs past it, which no newest-first read gives
+ * directly: an upper bound is moved (by doubling, then bisection) until the logs between the log and
+ * the bound are at least the number asked for but fit one search page, so the work stays a few
+ * pages whatever the density of logs around it: milliseconds first, then seqs within one
+ * millisecond.
+ */
+import { notFound } from '../../../errors.js';
+import type { ProjectsService } from '../../projects/service.js';
+import type { LogFilter } from '../filter.js';
+import type { LogRowStored, Position } from '../store/repository.js';
+import type { LogStore } from '../store/index.js';
+import type { LogReader } from './reader.js';
+import type { createSearch } from './search.js';
+
+/** Logs a side may ask for. */
+export const MAX_CONTEXT = 200;
+/** Logs one probe of the after side may read: past this, the bound moves closer. */
+const PROBE_PAGE = 1000;
+/** The first probe's width past the log, in milliseconds. */
+const FIRST_SPAN_MS = 1000;
+/** Past this span the bound is open (no upper time): about 35 years. */
+const OPEN_SPAN_MS = 2 ** 40;
+const LAST_SEQ = Number.MAX_SAFE_INTEGER;
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/** The seq a log id names (present.ts logId), or undefined when it is not a log id. */
+export function seqOfLogId(id: string): number | undefined {
+  const m = /^log_([0-9a-hjkmnp-tv-z]{13})$/.exec(id);
+  if (!m) return undefined;
+  let n = 0;
+  for (const c of m[1]!) n = n * 32 + ALPHABET.indexOf(c);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+const cursorOf = (p: Position): string => Buffer.from(`c1.${p.ts}.${p.seq}`).toString('base64url');
+const after = (row: LogRowStored, p: Position) => Number(row.ts) > p.ts || (Number(row.ts) === p.ts && Number(row.seq) > p.seq);
+
+export interface ContextResult {
+  before: LogRowStored[];
+  log: LogRowStored;
+  after: LogRowStored[];
+}
+
+export function createContext(deps: { search: ReturnType<typeof createSearch>['search']; store: Pick<LogStore, 'inSeqRange'>; reader: LogReader; projects: Pick<ProjectsService, 'assertRole'> }) {
+  const { search, store, reader, projects } = deps;
+
+  /**
+   * The logs strictly between `p` and the bound (ts, seq) (exclusive), oldest first, when they fit
+   * one probe; `overflow` when there are more.
+   */
+  async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined): Promise<{ rows: LogRowStored[]; overflow: boolean }> {
+    const windowed: LogFilter = { ...filter, from: Math.max(filter.from ?? p.ts, p.ts) };
+    if (bound && bound.ts < (windowed.to ?? Number.POSITIVE_INFINITY)) windowed.to = bound.ts;
+    const page = await search(userId, projectId, windowed, PROBE_PAGE, bound ? cursorOf(bound) : undefined);
+    const past = page.data.filter((row) => after(row, p));
+    // A page that reached the log itself (or its start) holds everything between; a full one may not.
+    const reachedLog = page.data.length > past.length || page.nextCursor === null;
+    return { rows: past.reverse(), overflow: !reachedLog };
+  }
+
+  /** The `n` logs nearest after `p`, oldest first. */
+  async function nearestAfter(userId: string, projectId: string, filter: LogFilter, p: Position, n: number): Promise<LogRowStored[]> {
+    if (n === 0) return [];
+    // Milliseconds: grow the span until it holds n logs (or is open), then bisect while it overflows.
+    // A span of s takes the logs up to p.ts + s; a span of -1 takes none past the log.
+    let low = -1;
+    let high: number | undefined;
+    let span = FIRST_SPAN_MS;
+    for (;;) {
+      const open = span >= OPEN_SPAN_MS;
+      const probe = await between(userId, projectId, filter, p, open ? undefined : { ts: p.ts + span, seq: LAST_SEQ });
+      if (!probe.overflow && (probe.rows.length >= n || open)) return probe.rows.slice(0, n);
+      if (probe.overflow) high = span;
+      else low = span;
+      if (high === undefined) span *= 8;
+      else if (high - low > 1) span = Math.floor((low + high) / 2);
+      else break;
+    }
+    // The logs up to p.ts + low are too few and those up to p.ts + high too many: the millisecond
+    // p.ts + high holds more than a page. Bisect the seqs within it.
+    const ts = p.ts + high!;
+    let lowSeq = ts === p.ts ? p.seq : 0;
+    let highSeq = LAST_SEQ;
+    for (;;) {
+      const seq = lowSeq + Math.floor((highSeq - lowSeq) / 2);
+      const probe = await between(userId, projectId, filter, p, { ts, seq });
+      if (!probe.overflow && probe.rows.length >= n) return probe.rows.slice(0, n);
+      if (probe.overflow) highSeq = seq;
+      else lowSeq = seq;
+      // One more seq adds at most one log, so the bisection ends on a bound that holds enough.
+      if (highSeq - lowSeq <= 1) return (await between(userId, projectId, filter, p, { ts, seq: highSeq })).rows.slice(0, n);
+    }
+  }
+
+  async function context(userId: string, projectId: string, logIdText: string, beforeCount: number, afterCount: number, filter: LogFilter): Promise<ContextResult> {
+    await projects.assertRole(userId, projectId);
+    const seq = seqOfLogId(logIdText);
+    const [log] = seq === undefined ? [] : await reader.withBudget(() => store.inSeqRange(projectId, {}, undefined, seq, seq, 1));
+    if (!log) throw notFound('log');
+    const p = { ts: Number(log.ts), seq: Number(log.seq) };
+    const [before, later] = await Promise.all([
+      beforeCount === 0 ? Promise.resolve({ data: [] as LogRowStored[] }) : search(userId, projectId, filter, beforeCount, cursorOf(p)),
+      nearestAfter(userId, projectId, filter, p, afterCount),
+    ]);
+    return { before: before.data, log, after: later };
+  }
+
+  return context;
+}
