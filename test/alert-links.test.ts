@@ -4,7 +4,9 @@
  * (src/features/alerts/links.ts) and goes out in the alert email (real SMTP sink), the webhook
  * body and the Slack message (a real HTTP receiver) and the history API; the search API, asked
  * with the link's from, to and query, answers exactly the logs the rule counted. The console words
- * the same link for its history entries (web/src/lib/alerts.ts): both are compared here.
+ * the same link for its history entries (web/src/lib/alerts.ts): both are compared here, and in
+ * chromium the alert form checks its query as you type, opens prefilled from a search, and the
+ * rule's page links each entry and sample line to the explorer.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,12 +14,21 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { conditionQuery, exactRegex, firingWindow, logsUrl, slashEscaped } from '../src/features/alerts/links.js';
 import { compileRe2 } from '../src/features/logs/pattern.js';
 import { parseQuery } from '../src/features/logs/query/index.js';
-import * as consoleAlerts from '../web/src/lib/alerts.ts';
-import { createProject, describeEngines, ingest, useAccount, useServer, waitFor, type StoredLog } from './harness.js';
+import type { Browser, Page } from 'playwright-core';
+import { captureErrors, describeInChromium, launchChromium, openContext, printedErrors, requireChromium, until } from './browser.js';
+import { createProject, describeEngines, errorOf, ingest, useAccount, useServer, waitFor, type StoredLog } from './harness.js';
 import { startSmtpSink } from './sinks.js';
 import { mimeParts } from './teams-helpers.js';
 
 const PUBLIC_URL = 'https://logs.example.com';
+
+type ConsoleCondition = { level: string; source?: string; pattern?: string; query?: string };
+/** The console's helpers (web/src/lib/alerts.ts, compiled with the console's own settings, so imported by a path the server's typecheck leaves alone). */
+const WEB_ALERTS = '../web/src/lib/alerts.ts';
+const consoleAlerts = (await import(WEB_ALERTS)) as {
+  conditionQuery(c: ConsoleCondition): string;
+  matchingLogsPath(projectId: string, c: ConsoleCondition, triggeredAt: string, window: string): string | undefined;
+};
 
 it('words a condition as one query that parses, with the source exact and the pattern unchanged in meaning', () => {
   expect(conditionQuery({ level: 4 })).toBe('level:error');
@@ -190,10 +201,123 @@ describeEngines('alert links: View matching logs', (engine) => {
     const p = await createProject(s, a, 'Bad query');
     const res = await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: p.id, name: 'x', condition: { level: 'error', threshold: 1, window: '1m', query: '@status:' }, channels: ['email'] } });
     expect(res.status).toBe(400);
-    expect(res.body.error.details).toEqual([{ path: '/condition/query', message: "at column 9: expected a value after ':'" }]);
+    expect(errorOf(res).details).toEqual([{ path: '/condition/query', message: "at column 9: expected a value after ':'" }]);
     // The console shows it under the field with its column (the same reader as the search's 400).
     const search = await s.request('GET', `/v1/projects/${p.id}/logs?${new URLSearchParams({ query: '@status:', from: new Date().toISOString(), to: new Date().toISOString(), limit: '1' })}`, { token: a.accessToken });
     expect(search.status).toBe(400);
-    expect(search.body.error.details).toEqual([{ path: 'querystring:/query', message: "at column 9: expected a value after ':'" }]);
+    expect(errorOf(search).details).toEqual([{ path: 'querystring:/query', message: "at column 9: expected a value after ':'" }]);
+  });
+});
+
+requireChromium('alert console');
+
+describeInChromium('alert console: the query field, a form from a search, and the links of the history', (engine) => {
+  // LOGLANE_CONSOLE_DIR: a console built elsewhere (vite build --outDir) while dist/web is someone else's.
+  const s = useServer(engine, { consoleDir: process.env.LOGLANE_CONSOLE_DIR });
+  const a = useAccount(s, { plan: 'enterprise' });
+  let browser: Browser;
+  const consoleErrors: string[] = [];
+  const serverErrors: string[] = [];
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function signedIn(): Promise<Page> {
+    const page = await (await openContext(browser, s)).newPage();
+    captureErrors(page, consoleErrors, serverErrors);
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(a.email);
+    await page.getByLabel('Password').fill(a.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    return page;
+  }
+
+  it('a search opens the create form prefilled; the query is checked as you type and on saving, and shown in the list', async () => {
+    const p = await createProject(s, a, 'Form');
+    const page = await signedIn();
+    // What the explorer's "Create alert from this search" opens: two levels, a query with a mistake at column 9.
+    await page.goto(`/projects/${p.id}/alerts?${new URLSearchParams({ create: '1', query: '@status:', level: 'warn,error' })}`);
+    const form = page.getByRole('dialog', { name: 'New alert rule' });
+    const query = form.getByLabel('Query (optional)');
+    expect(await query.inputValue()).toBe('@status:');
+    // A rule counts one level: the most severe of the two, and the form says why.
+    expect(await form.getByLabel('Level').inputValue()).toBe('error');
+    await form.getByText('The search had warn, error; a rule counts one level, the most severe here.').waitFor();
+    // Checked as you type: the search language's message and a caret under column 9.
+    await form.getByText("at column 9: expected a value after ':'").waitFor();
+    expect(await form.locator('.query-echo').innerText()).toBe('@status: \n        ^');
+    expect(await query.getAttribute('aria-invalid')).toBe('true');
+    await query.fill('@status:>=500');
+    await until('the message gone once the query parses', async () => (await form.locator('.query-error').count()) === 0);
+    await form.getByLabel('Name').fill('Server errors');
+    // Saved before the check has run: the server's 400 at /condition/query is shown at the field.
+    await query.fill('@status:[500 TO');
+    await form.getByRole('button', { name: 'Create alert' }).click();
+    await until('the save refused at the query', async () => (await form.locator('.query-error').innerText().catch(() => '')).includes("at column 16: expected a bound after 'TO'"));
+    await query.fill('@status:>=500 -@path:"/healthz"');
+    await form.getByRole('button', { name: 'Create alert' }).click();
+    await page.getByText('Alert Server errors saved.').waitFor();
+    // The form left the address, so a reload does not open it again.
+    expect(new URL(page.url()).search).toBe('');
+    const row = page.locator('.alerts-table tbody tr', { hasText: 'Server errors' });
+    expect(await row.locator('.rule-query code').innerText()).toBe('@status:>=500 -@path:"/healthz"');
+    const rules = (await s.request('GET', `/v1/alerts?projectId=${p.id}`, { token: a.accessToken })).body.data;
+    expect(rules.map((r) => r.condition)).toEqual([{ level: 'error', threshold: 10, window: '5m', query: '@status:>=500 -@path:"/healthz"', comparison: 'above' }]);
+
+    // Editing keeps the query, and clearing it removes it from the rule.
+    await row.getByRole('button', { name: 'Edit Server errors' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit alert rule' });
+    expect(await edit.getByLabel('Query (optional)').inputValue()).toBe('@status:>=500 -@path:"/healthz"');
+    await edit.getByLabel('Query (optional)').fill('');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Alert Server errors saved.').first().waitFor();
+    await until('the query gone from the rule', async () => (await s.request('GET', `/v1/alerts?projectId=${p.id}`, { token: a.accessToken })).body.data[0]!.condition.query === undefined);
+    expect(printedErrors(consoleErrors).filter((e) => !/^400 \/v1\/(alerts|projects\/[^/]+\/logs)$/.test(e))).toEqual([]);
+    expect(serverErrors).toEqual([]);
+  });
+
+  it("an alert's page shows its query and links each entry to its matching logs and each sample line to its log", async () => {
+    const p = await createProject(s, a, 'Links');
+    const condition = { level: 'error', threshold: 2, window: '5m', source: 'api', query: '@status:>=500 OR @fatal:true' };
+    const rule = (await s.request('POST', '/v1/alerts', { token: a.accessToken, body: { projectId: p.id, name: 'API failures', condition, channels: ['webhook'] } })).body;
+    const now = s.clock.now();
+    expect(
+      (
+        await ingest(s, p.apiKey, [
+          { level: 'error', source: 'api', message: 'boom one', timestamp: new Date(now - 2000).toISOString(), metadata: { status: 503 } },
+          { level: 'error', source: 'api', message: 'boom two', timestamp: new Date(now - 1000).toISOString(), metadata: { fatal: true } },
+        ])
+      ).status,
+    ).toBe(202);
+    await s.app.services.alertsCaughtUp();
+    const [entry] = await waitFor(async () => {
+      const h = (await s.request('GET', `/v1/alerts/${rule.id}/history`, { token: a.accessToken })).body.data;
+      return h.length === 1 ? h : undefined;
+    }, 10_000, 'the firing');
+    const api = new URL(entry!.links.logs);
+
+    const page = await signedIn();
+    await page.goto(`/alerts/${rule.id}`);
+    await page.getByRole('heading', { name: 'API failures' }).waitFor();
+    expect(await page.locator('.details code.rule-query').innerText()).toBe(condition.query);
+    const link = page.getByRole('link', { name: /^View matching logs/ });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toBe(api.pathname + api.search);
+    await page.locator('.history summary').click();
+    const samples = page.locator('.sample a');
+    expect(await samples.count()).toBe(2);
+    for (const [i, log] of entry!.sample.entries()) {
+      const href = new URL((await samples.nth(i).getAttribute('href'))!, s.url);
+      expect(href.pathname).toBe(`/projects/${p.id}/logs`);
+      expect(Object.fromEntries(href.searchParams)).toEqual({ log: log.id, ...Object.fromEntries(api.searchParams) });
+    }
+    await link.click();
+    await page.waitForURL((u) => u.pathname === `/projects/${p.id}/logs`);
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual(Object.fromEntries(api.searchParams));
+    expect(serverErrors).toEqual([]);
   });
 });
