@@ -183,6 +183,7 @@ describeEngines('alert links: View matching logs', (engine) => {
 
     // Slack: a link at the end of the text, and a button.
     const slack = JSON.parse(receiver.got.find((r) => r.path === '/slack')!.body);
+    expect(slack.text).toContain('selected by `@res.statusCode:&gt;=500 OR @fatal:true`');
     expect(unescape(/<([^|>]+)\|View matching logs>$/.exec(slack.text)?.[1] ?? '')).toBe(link);
     const buttons = slack.blocks.find((b: { type: string }) => b.type === 'actions').elements;
     expect(buttons.find((b: { text: { text: string } }) => b.text.text === 'View matching logs').url).toBe(link);

@@ -101,7 +101,9 @@ export function slackBody(ctx: FiringContext, publicUrl: string): string {
   const level = levelName(Number(ctx.level));
   const window = formatDuration(Number(ctx.windowMs));
   const title = headerSafe(`${ctx.ruleName} ${what}`, 140);
-  const summary = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''} within ${window} in ${headerSafe(ctx.projectName, 100)} (${ctx.comparison === 'below' ? 'fires below' : 'threshold'} ${ctx.threshold})`;
+  // Cut short: a section's text holds 3,000 characters at most (the link has them whole).
+  const selected = `${ctx.pattern ? ` matching /${headerSafe(ctx.pattern, 300)}/` : ''}${ctx.query ? ` selected by \`${headerSafe(ctx.query, 500)}\`` : ''}`;
+  const summary = `${ctx.matchedCount} ${level} log${ctx.matchedCount === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''}${selected} within ${window} in ${headerSafe(ctx.projectName, 100)} (${ctx.comparison === 'below' ? 'fires below' : 'threshold'} ${ctx.threshold})`;
   const sample = (JSON.parse(ctx.sample) as Log[]).map((l) => `${l.timestamp} ${l.level.toUpperCase()} ${l.message.slice(0, 200)}`);
   const url = `${publicUrl}/alerts/${ctx.ruleId}`;
   const logs = firingLogsUrl(ctx, publicUrl);
