@@ -19,8 +19,8 @@ export function ruleQueryError(error: unknown): QueryProblem | undefined {
 
 /**
  * The alert form's query field, in the search language (docs/search.md), checked as you type:
- * once typing pauses, the project's search is asked with the query over an empty range (nothing is
- * read) and a 400 is shown under the field with a caret at its column, as the explorer does. The
+ * once typing pauses, the project's search is asked with the query over an instant (next to nothing
+ * is read) and a 400 is shown under the field with a caret at its column, as the explorer does. The
  * server's answer to the form itself (`serverError`) is shown the same way until the query changes.
  */
 export function AlertQueryField(props: { projectId: string; value: string; onChange: (v: string) => void; serverError?: QueryProblem }) {
