@@ -158,6 +158,8 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     { name: 'explorer', path: () => `/projects/${project.id}/logs`, ready: (p) => p.getByText('checkout step 11 for order 1011').first().waitFor() },
     { name: 'alerts', path: () => `/projects/${project.id}/alerts`, ready: (p) => p.getByText('Checkout errors').first().waitFor() },
     { name: 'alert detail', path: () => `/projects/${project.id}/alerts/${ruleId}`, ready: (p) => p.getByRole('heading', { name: /Checkout errors/ }).first().waitFor() },
+    { name: 'projects', path: () => '/projects', ready: (p) => p.getByRole('link', { name: 'Accessible shop' }).waitFor() },
+    { name: 'account', path: () => '/account', ready: (p) => p.getByRole('heading', { name: 'Usage' }).waitFor() },
   ];
 
   for (const target of pages) {
@@ -190,6 +192,23 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
       await page.context().close();
     }, 120_000);
   }
+
+  it('a project over the plan: the note names the operator command, and axe finds nothing in either theme', async () => {
+    for (const theme of ['light', 'dark'] as const) {
+      const page = await newPage(theme);
+      await signIn(page, owner);
+      await page.getByRole('button', { name: 'New project' }).click();
+      await page.getByLabel('Project name').fill('One too many');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      const note = page.locator('.plan-limit');
+      await expect.poll(() => note.innerText().catch(() => '')).toMatch(/Plan limit reached/);
+      // The free plan's owner is the signed-in person: the command carries their email.
+      expect(await note.innerText()).toContain(`its operator can raise your plan with loglane users set-plan ${owner.email} <plan>`);
+      expect(await note.getByRole('link', { name: 'Compare plans' }).getAttribute('href')).toBe('/account');
+      expect(await axeFindings(page)).toEqual([]);
+      await page.context().close();
+    }
+  }, 120_000);
 
   it('the checks can fail: axe reports an unnamed image and the Tab walk a keyboard trap', async () => {
     const page = await newPage();
@@ -298,6 +317,14 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     await page.getByLabel('Theme').waitFor();
     expect(await page.getByLabel('Theme').inputValue()).toBe('light');
 
+    // A choice made in another tab of the same browser reaches this one.
+    const other = await page.context().newPage();
+    await other.goto('/account');
+    await other.getByLabel('Theme').selectOption('dark');
+    await until('the other tab\'s choice applied here', async () => (await themeAttr()) === 'dark');
+    expect(await page.getByLabel('Theme').inputValue()).toBe('dark');
+    await other.close();
+
     // Back to system: the entry and the attribute go, and the system's scheme applies again.
     await page.getByLabel('Theme').selectOption('system');
     expect(await themeAttr()).toBeNull();
@@ -315,6 +342,7 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     await page.goto('/signup');
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
     const form = page.locator('form');
+    const html = page.locator('html');
     const email = page.getByLabel('Email');
     const password = page.getByLabel('Password');
     const submit = page.getByRole('button', { name: 'Create account' });
@@ -338,6 +366,11 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     await submit.click();
     await expect.poll(fieldErrors).toEqual(['Enter a full email address, such as name@example.com.', 'Use at least 8 characters (this one has 5).']);
     expect(await times('8 characters')).toBe(1);
+    // The form with its problems shown passes axe in both themes (set as the theme picker would).
+    for (const theme of ['light', 'dark']) {
+      await html.evaluate((el, t) => (el as unknown as { setAttribute(n: string, v: string): void }).setAttribute('data-theme', t), theme);
+      expect(await axeFindings(page), `the sign-up form with its problems, ${theme}`).toEqual([]);
+    }
     // Typing in a field clears its message only.
     await email.fill('new@example.com');
     await expect.poll(fieldErrors).toEqual(['Use at least 8 characters (this one has 5).']);

@@ -11,26 +11,36 @@ import { ActionsCell, ConfirmActions, Dialog, ErrorNote, Field, HeadWithActions,
 /**
  * A plan-limit refusal: the API's message names the plan that allows more; link to the plans, and
  * say who can raise it on a self-hosted server: its operator, with the CLI's `users set-plan`.
- * Projects count against the signed-in user's own plan (their email is filled in); alert rules and
- * views against the project owner's.
+ * Projects count against the signed-in user's own plan (their email is filled in), alert rules
+ * against the project owner's. A cap that is the same on every plan (saved views per project: no
+ * `plan` in the details) is only stated.
  */
 export function PlanLimitNote({ error }: { error: ApiError }) {
   const me = useMe();
-  const details = !Array.isArray(error.details) ? error.details : undefined;
+  const details = error.details && !Array.isArray(error.details) ? error.details : undefined;
+  const planBound = typeof details?.plan === 'string';
   const ownPlan = details?.resource === 'projects';
   const email = ownPlan && me ? me.email : ownPlan ? '<email>' : "<owner's email>";
   return (
     <div className="error-note plan-limit" role="alert">
       <p className="plan-limit-text">
-        <strong>Plan limit reached.</strong> <span>{error.message}</span> <Link to="/account">Compare plans</Link>
+        <strong>{planBound ? 'Plan limit reached.' : 'Limit reached.'}</strong> <span>{error.message}</span>
+        {planBound && (
+          <>
+            {' '}
+            <Link to="/account">Compare plans</Link>
+          </>
+        )}
       </p>
-      <p className="plan-limit-operator">
-        On a self-hosted Loglane server, its operator can raise {ownPlan ? 'your' : "the project owner's"} plan with{' '}
-        <code>
-          loglane users set-plan {email} {'<plan>'}
-        </code>
-        .
-      </p>
+      {planBound && (
+        <p className="plan-limit-operator">
+          On a self-hosted Loglane server, its operator can raise {ownPlan ? 'your' : "the project owner's"} plan with{' '}
+          <code>
+            loglane users set-plan {email} {'<plan>'}
+          </code>
+          .
+        </p>
+      )}
     </div>
   );
 }
