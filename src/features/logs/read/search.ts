@@ -152,7 +152,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     async function* rows(): AsyncGenerator<repo.LogRowStored[]> {
       let found = first;
       for (;;) {
-        for (const chunk of chunksOf(found.data)) {
+        for (const chunk of chunksOf(found.data, EXPORT_CHUNK_BYTES, EXPORT_CHUNK_LOGS)) {
           const missing = chunk.filter((e) => e.row === undefined);
           const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing))).map((r) => [Number(r.seq), r])) : undefined;
           const out: repo.LogRowStored[] = [];
@@ -176,3 +176,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
 
 /** Keys an export finds at a time: a few hundred KB of keys, and one query of the logs' index per page. */
 export const EXPORT_PAGE_KEYS = 5000;
+/** Log text an export reads, encodes and writes at a time (at least one log): fewer, larger reads than a search page's. */
+export const EXPORT_CHUNK_BYTES = 1024 * 1024;
+/** Logs an export reads at a time, whatever their size. */
+export const EXPORT_CHUNK_LOGS = 1000;
