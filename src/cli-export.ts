@@ -107,8 +107,8 @@ async function requestExport(baseUrl: string, projectId: string, query: Record<s
 
 /** A refusal as a sentence that says what to do. */
 function explain(err: LoglaneError): string {
-  if (err.status === 429) return `${err.message} (at most 2 exports run at once per user: wait for one to finish${err.retryAfter ? `, or retry in ${err.retryAfter} s` : ''}).`;
-  if (err.status === 404 && err.code === 'NOT_FOUND' && /route/i.test(err.message)) return 'This server has no export endpoint: it is older than this CLI.';
+  if (err.status === 429) return `${err.message}${err.retryAfter ? ` Try again in ${err.retryAfter} s.` : ''} (At most two exports of one user run at once.)`;
+  if (err.status === 404 && /^No route/.test(err.message)) return 'This server has no export endpoint: it is older than this CLI.';
   return err.message;
 }
 

@@ -44,13 +44,13 @@ export function statsTotals(stats: Stats, grouped: boolean): { name: string; cou
 const n = (x: number) => x.toLocaleString('en');
 
 /** The two tables as lines of text. */
-export function statsTables(stats: Stats, o: { groupBy?: string; from?: string; to?: string; buckets?: boolean }): string[] {
+export function statsTables(stats: Stats, o: { groupBy?: string; from?: string; to?: string; since?: string; buckets?: boolean }): string[] {
   const grouped = o.groupBy !== undefined && o.groupBy.trim() !== '';
   const logs = stats.buckets.reduce((sum, b) => sum + b.total, 0);
   const totals = statsTotals(stats, grouped);
   const lines: string[] = [];
-  const range = `${o.from ?? 'the last 24 hours'}${o.to ? ` to ${o.to}` : o.from ? ' to now' : ''}`;
-  lines.push(`${n(logs)} ${logs === 1 ? 'log' : 'logs'} from ${range}, by ${grouped ? o.groupBy : 'level'} (${stats.interval} buckets)`);
+  const range = o.since !== undefined ? `in the last ${o.since} (from ${o.from})` : o.from !== undefined ? `from ${o.from} to ${o.to ?? 'now'}` : o.to !== undefined ? `in the 24 hours to ${o.to}` : 'in the last 24 hours';
+  lines.push(`${n(logs)} ${logs === 1 ? 'log' : 'logs'} ${range}, by ${grouped ? o.groupBy : 'level'} (${stats.interval} buckets)`);
   if (logs === 0) return lines;
   lines.push('');
   const head = grouped ? o.groupBy!.toUpperCase() : 'LEVEL';
@@ -81,5 +81,5 @@ export async function stats(projectRef: string, o: StatsOptions): Promise<void> 
     await out(`${JSON.stringify(answer, null, 2)}\n`);
     return;
   }
-  for (const line of statsTables(answer, { groupBy: o.groupBy, from, to: o.to, buckets: o.buckets })) await out(`${line}\n`);
+  for (const line of statsTables(answer, { groupBy: o.groupBy, from, to: o.to, since: o.since, buckets: o.buckets })) await out(`${line}\n`);
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/connect.js';
-import { migrateToLatest } from './db/migrate.js';
-import { normaliseEmail } from './features/accounts/email-address.js';
-import { setPlanByEmail } from './features/accounts/repository.js';
 import { isPlanName, PLAN_NAMES } from './features/plans/plans.js';
-import { serve } from './main.js';
-import { VERSION } from './app.js';
+
+// The server's modules are loaded by the commands that use them: a command that talks to a
+// server over its API starts in a tenth of the time without them.
+/** The package's version (the server's VERSION is the same; a test holds them together). */
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const program = new Command()
   .name('loglane')
@@ -19,7 +19,7 @@ program
   .command('serve')
   .description('start the HTTP server (what `npm start` runs); applies migrations first')
   .action(async () => {
-    await serve();
+    await (await import('./main.js')).serve();
   });
 
 program
@@ -27,6 +27,8 @@ program
   .description('apply pending database migrations and exit')
   .action(async () => {
     const config = loadConfig();
+    const { openDatabase } = await import('./db/connect.js');
+    const { migrateToLatest } = await import('./db/migrate.js');
     const database = openDatabase(config);
     try {
       const { applied } = await migrateToLatest(database.db);
@@ -50,6 +52,10 @@ users
       return;
     }
     const config = loadConfig();
+    const { openDatabase } = await import('./db/connect.js');
+    const { migrateToLatest } = await import('./db/migrate.js');
+    const { normaliseEmail } = await import('./features/accounts/email-address.js');
+    const { setPlanByEmail } = await import('./features/accounts/repository.js');
     const database = openDatabase(config);
     try {
       await migrateToLatest(database.db);

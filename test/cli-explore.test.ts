@@ -5,10 +5,11 @@
  * errors a person meets on the way.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { VERSION } from '../src/app.js';
 import { describeEngines, ingest, ISSUED_SECRETS, runCli, useAccount, useProject, useServer, waitFor, type StoredLog } from './harness.js';
 
 /** A table the CLI printed: the header's words give where each column starts; lines starting with a space continue the row before. */
@@ -38,6 +39,12 @@ const STATUSES = [200, 200, 200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 40
 const MINUTE = 60_000;
 /** A hang guard: each test runs the CLI as a process many times, which a busy two-core machine makes slow. */
 const HANG = 240_000;
+
+it('loglane --version is the server\'s version (the CLI reads it from package.json, without loading the server)', async () => {
+  const res = await runCli(['--version'], {});
+  expect(res.code, res.stderr).toBe(0);
+  expect(res.stdout.trim()).toBe(VERSION);
+});
 
 describeEngines('loglane CLI: projects, search, tail, stats, export', (engine) => {
   const s = useServer(engine);
@@ -333,5 +340,13 @@ describeEngines('loglane CLI: projects, search, tail, stats, export', (engine) =
       expect(res.code).toBe(1);
       expect(res.stderr).toContain('Not signed in: run `loglane login` first.');
     }
+
+    // Tokens the server no longer takes (revoked, or from another server's key): log in again.
+    const ended = { XDG_CONFIG_HOME: path.join(home, 'ended'), NO_COLOR: '1' };
+    await mkdir(path.join(ended.XDG_CONFIG_HOME, 'loglane'), { recursive: true });
+    await writeFile(path.join(ended.XDG_CONFIG_HOME, 'loglane', 'credentials.json'), JSON.stringify({ server: new URL(s.url).origin, email: account.email, accessToken: 'not-a-token', refreshToken: 'rtk_not_one_either' }));
+    const stale = await runCli(['projects'], ended);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('Your session has ended: run `loglane login` again.');
   }, HANG);
 });
