@@ -73,6 +73,23 @@ describeEngines('client against the server', (engine) => {
     const stats = await client.logStats(project.id, { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString(), interval: '1h' });
     expect(stats.buckets.reduce((n, b) => n + b.total, 0)).toBe(300);
 
+    // The explorer's reads: facets, fields, context, export and saved views.
+    const facets = await client.logFacets(project.id, { fields: 'level', limit: 10 });
+    expect(facets.facets[0]!.values).toEqual([{ value: 'info', count: 200 }, { value: 'error', count: 100 }]);
+    expect((await client.logFields(project.id)).fields.map((f) => f.field)).toEqual(['level', 'source', '@i']);
+    const around = await client.logContext(project.id, all[50]!.id, { before: 2, after: 2, query: 'level:error' });
+    expect(around.before.map((l) => l.id)).toEqual([all[51]!.id, all[52]!.id]);
+    expect(around.after.map((l) => l.id)).toEqual([all[49]!.id, all[48]!.id]);
+    let exported = '';
+    for await (const text of client.exportLogs(project.id, { format: 'ndjson', level: 'error' })) exported += text;
+    expect(exported.trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(all.map((l) => l.id));
+    const view = await client.createView(project.id, { name: 'Errors', query: 'level:error', range: { last: '1h' }, columns: ['@i'] });
+    expect((await client.updateView(project.id, view.id, { name: 'All errors', query: 'level:error', range: { last: '24h' } })).name).toBe('All errors');
+    expect((await client.listViews(project.id)).data.map((v) => v.id)).toEqual([view.id]);
+    expect((await client.getView(project.id, view.id)).range).toEqual({ last: '24h' });
+    await client.deleteView(project.id, view.id);
+    expect((await client.listViews(project.id)).data).toEqual([]);
+
     const rule = await client.createAlert({ projectId: project.id, name: 'errors', condition: { level: 'error', threshold: 5, window: '5m' }, channels: ['email'] });
     expect((await client.updateAlert(rule.id, { enabled: false })).enabled).toBe(false);
     expect((await client.listAlerts({ projectId: project.id })).data.map((r) => r.id)).toEqual([rule.id]);

@@ -103,6 +103,15 @@ export const OPERATIONS = {
   searchLogs: 'searchLogs',
   logStats: 'logStats',
   tailLogs: 'tailLogs',
+  logFacets: 'logFacets',
+  logFields: 'logFields',
+  logContext: 'logContext',
+  exportLogs: 'exportLogs',
+  listViews: 'listViews',
+  createView: 'createView',
+  getView: 'getView',
+  updateView: 'updateView',
+  deleteView: 'deleteView',
   listAlerts: 'listAlerts',
   createAlert: 'createAlert',
   getAlert: 'getAlert',
@@ -347,6 +356,64 @@ export class LoglaneClient {
 
   logStats(projectId: string, query: Query<'logStats'> = {} as Query<'logStats'>): Promise<ResponseBody<'logStats'>> {
     return this.request('GET', `/v1/projects/${enc(projectId)}/logs/stats`, { query: query as Call['query'] });
+  }
+
+  /** Counts of fields' values (and their numbers' statistics) over the whole range and query. */
+  logFacets(projectId: string, query: Query<'logFacets'>): Promise<ResponseBody<'logFacets'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/logs/facets`, { query: query as Call['query'] });
+  }
+
+  /** The fields the selected logs hold, most common first. */
+  logFields(projectId: string, query: Query<'logFields'> = {} as Query<'logFields'>): Promise<ResponseBody<'logFields'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/logs/fields`, { query: query as Call['query'] });
+  }
+
+  /** The logs around one log: `before` newest first, `after` oldest first. */
+  logContext(projectId: string, logId: string, query: Partial<Query<'logContext'>> = {}): Promise<ResponseBody<'logContext'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/logs/${enc(logId)}/context`, { query: query as Call['query'] });
+  }
+
+  /** Every log a search selects, as NDJSON or CSV text, a chunk at a time as the server streams it. */
+  async *exportLogs(projectId: string, query: Partial<Query<'exportLogs'>> = {}, options: { signal?: AbortSignal } = {}): AsyncGenerator<string> {
+    const res = await this.send('GET', `/v1/projects/${enc(projectId)}/logs/export`, { query: query as Call['query'], signal: options.signal });
+    if (!res.body) return;
+    const decoder = new TextDecoder();
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const text = decoder.decode(value, { stream: true });
+        if (text) yield text;
+      }
+      const rest = decoder.decode();
+      if (rest) yield rest;
+    } finally {
+      reader.releaseLock();
+      await res.body.cancel().catch(() => {});
+    }
+  }
+
+  // Saved views
+
+  listViews(projectId: string): Promise<ResponseBody<'listViews'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/views`);
+  }
+
+  createView(projectId: string, body: RequestBody<'createView'>): Promise<ResponseBody<'createView'>> {
+    return this.request('POST', `/v1/projects/${enc(projectId)}/views`, { body });
+  }
+
+  getView(projectId: string, viewId: string): Promise<ResponseBody<'getView'>> {
+    return this.request('GET', `/v1/projects/${enc(projectId)}/views/${enc(viewId)}`);
+  }
+
+  updateView(projectId: string, viewId: string, body: RequestBody<'updateView'>): Promise<ResponseBody<'updateView'>> {
+    return this.request('PUT', `/v1/projects/${enc(projectId)}/views/${enc(viewId)}`, { body });
+  }
+
+  deleteView(projectId: string, viewId: string): Promise<void> {
+    return this.request('DELETE', `/v1/projects/${enc(projectId)}/views/${enc(viewId)}`);
   }
 
   /**

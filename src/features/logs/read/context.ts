@@ -13,7 +13,7 @@ import type { LogFilter } from '../filter.js';
 import type { LogRowStored, Position } from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 import type { LogReader } from './reader.js';
-import type { createSearch } from './search.js';
+import { encodeCursor, type createSearch } from './search.js';
 
 /** Logs a side may ask for. */
 export const MAX_CONTEXT = 200;
@@ -36,7 +36,6 @@ export function seqOfLogId(id: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-const cursorOf = (p: Position): string => Buffer.from(`c1.${p.ts}.${p.seq}`).toString('base64url');
 const after = (row: LogRowStored, p: Position) => Number(row.ts) > p.ts || (Number(row.ts) === p.ts && Number(row.seq) > p.seq);
 
 export interface ContextResult {
@@ -55,7 +54,7 @@ export function createContext(deps: { search: ReturnType<typeof createSearch>['s
   async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined): Promise<{ rows: LogRowStored[]; overflow: boolean }> {
     const windowed: LogFilter = { ...filter, from: Math.max(filter.from ?? p.ts, p.ts) };
     if (bound && bound.ts < (windowed.to ?? Number.POSITIVE_INFINITY)) windowed.to = bound.ts;
-    const page = await search(userId, projectId, windowed, PROBE_PAGE, bound ? cursorOf(bound) : undefined);
+    const page = await search(userId, projectId, windowed, PROBE_PAGE, bound ? encodeCursor(bound) : undefined);
     const past = page.data.filter((row) => after(row, p));
     // A page that reached the log itself (or its start) holds everything between; a full one may not.
     const reachedLog = page.data.length > past.length || page.nextCursor === null;
@@ -103,7 +102,7 @@ export function createContext(deps: { search: ReturnType<typeof createSearch>['s
     if (!log) throw notFound('log');
     const p = { ts: Number(log.ts), seq: Number(log.seq) };
     const [before, later] = await Promise.all([
-      beforeCount === 0 ? Promise.resolve({ data: [] as LogRowStored[] }) : search(userId, projectId, filter, beforeCount, cursorOf(p)),
+      beforeCount === 0 ? Promise.resolve({ data: [] as LogRowStored[] }) : search(userId, projectId, filter, beforeCount, encodeCursor(p)),
       nearestAfter(userId, projectId, filter, p, afterCount),
     ]);
     return { before: before.data, log, after: later };

@@ -8,9 +8,9 @@ import { validationError } from '../../../errors.js';
 import { levelName } from '../levels.js';
 import { logId, logJson } from '../present.js';
 import { parseGroupBy } from '../query/index.js';
-import { metadataOf, resolvePath } from '../query/view.js';
+import { resolvePath } from '../query/view.js';
 import type { LogRowStored } from '../store/repository.js';
-import { splitFieldList } from './facets.js';
+import { lazyMetadata, splitFieldList } from './facets.js';
 
 export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -86,15 +86,7 @@ export function encodeRows(rows: readonly LogRowStored[], format: ExportFormat, 
     return out;
   }
   for (const row of rows) {
-    let parsed: unknown;
-    let read = false;
-    const metadata = () => {
-      if (!read) {
-        parsed = metadataOf(row);
-        read = true;
-      }
-      return parsed;
-    };
+    const metadata = lazyMetadata(row);
     let line = '';
     for (let i = 0; i < columns.length; i++) line += (i === 0 ? '' : ',') + csvField(columns[i]!.read(row, metadata));
     out += line + '\r\n';

@@ -13,7 +13,7 @@ import { formatDuration } from '../../../duration.js';
 import type { ProjectsService } from '../../projects/service.js';
 import type { LogFilter } from '../filter.js';
 import { groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from '../query/index.js';
-import { metadataOf, resolvePath } from '../query/view.js';
+import { metadataOf, resolvePath, type QueryLog } from '../query/view.js';
 import type { createStats } from './stats.js';
 
 /** Fields one facets request may count. */
@@ -89,6 +89,19 @@ class Numbers {
     const rank = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
     return { count: this.count, min: this.min, max: this.max, p50: rank(0.5), p95: rank(0.95), sampled: this.count > SAMPLE_SIZE };
   }
+}
+
+/** A log's metadata, parsed the first time it is asked for (never when no field needs it). */
+export function lazyMetadata(row: QueryLog): () => unknown {
+  let parsed: unknown;
+  let read = false;
+  return () => {
+    if (!read) {
+      parsed = metadataOf(row);
+      read = true;
+    }
+    return parsed;
+  };
 }
 
 /** The numbers a field holds in a log: JSON numbers only (a numeric string is text). */
@@ -175,15 +188,7 @@ export function createFacets(deps: {
       range,
       (row) => {
         total++;
-        let parsed: unknown;
-        let read = false;
-        const metadata = () => {
-          if (!read) {
-            parsed = metadataOf(row);
-            read = true;
-          }
-          return parsed;
-        };
+        const metadata = lazyMetadata(row);
         for (let i = 0; i < fields.length; i++) {
           const byName = counts[i]!;
           for (let name of groupNames(fields[i]!, row)) {

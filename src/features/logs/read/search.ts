@@ -16,7 +16,7 @@ import type * as repo from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 
 /** Cursors are opaque to clients: `c1.<ts>.<seq>` in base64url. */
-function encodeCursor(p: repo.Position): string {
+export function encodeCursor(p: repo.Position): string {
   return Buffer.from(`c1.${p.ts}.${p.seq}`).toString('base64url');
 }
 
