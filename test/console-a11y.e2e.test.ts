@@ -210,6 +210,20 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     }
   }, 120_000);
 
+  it("the account page's new password: the server's refusal in plain words, under the field, once", async () => {
+    const page = await newPage();
+    await signIn(page, owner);
+    await page.goto('/account');
+    const form = page.getByRole('form', { name: 'Change password' });
+    await form.getByLabel('Current password').fill(owner.password);
+    await form.getByLabel('New password').fill('short');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expect.poll(() => form.locator('.field-error').allInnerTexts()).toEqual(['Use at least 8 characters.']);
+    expect(await form.locator('.error-note').count()).toBe(0);
+    expect((await form.innerText()).split('8 characters').length - 1).toBe(1);
+    await page.context().close();
+  }, 120_000);
+
   it('the checks can fail: axe reports an unnamed image and the Tab walk a keyboard trap', async () => {
     const page = await newPage();
     await signIn(page, owner);

@@ -5,6 +5,7 @@ import { formatCount, formatTime, relativeTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { describeAgent } from '../lib/agent.ts';
 import { currentSubscription, pushSupported, subscribe } from '../lib/push.ts';
+import { friendlyFieldError } from './Auth.tsx';
 import type { AlertRule, Me, Page, Plan, Project, PushSubscriptionInfo, SessionInfo } from '../lib/types.ts';
 import { ActionsCell, ConfirmActions, Dialog, ErrorNote, Field, HeadWithActions, Link, PageHeader, Spinner, useAction, useMe, useResource } from '../components/ui.tsx';
 
@@ -262,7 +263,7 @@ function PasswordSection({ onChanged }: { onChanged: () => void }) {
               <input id={id} type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} aria-describedby={d} aria-invalid={!!(wrongCurrent ?? fe.currentPassword)} />
             )}
           </Field>
-          <Field label="New password" error={fe.newPassword} hint="At least 8 characters. Your other sessions are signed out.">
+          <Field label="New password" error={fe.newPassword && friendlyFieldError('password', fe.newPassword)} hint={fe.newPassword ? 'Your other sessions are signed out.' : 'At least 8 characters. Your other sessions are signed out.'}>
             {(id, d) => (
               <input id={id} type="password" autoComplete="new-password" required minLength={8} value={next} onChange={(e) => setNext(e.target.value)} aria-describedby={d} aria-invalid={!!fe.newPassword} />
             )}

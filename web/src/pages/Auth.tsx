@@ -292,7 +292,7 @@ export function ResetPasswordPage() {
         </div>
       ) : (
         <form onSubmit={submit} noValidate>
-          <Field label="New password" error={fields.newPassword} hint="At least 8 characters.">
+          <Field label="New password" error={fields.newPassword && friendlyFieldError('password', fields.newPassword)} hint={fields.newPassword ? undefined : 'At least 8 characters.'}>
             {(id, describedBy) => (
               <input
                 id={id}

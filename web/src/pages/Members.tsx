@@ -6,6 +6,7 @@ import { ROLE_LABEL, atLeast, needsRole } from '../lib/roles.ts';
 import { navigate } from '../lib/router.ts';
 import type { Invitation, Member, Project, Role } from '../lib/types.ts';
 import { ActionsCell, ConfirmActions, ConfirmDialog, Dialog, ErrorNote, Field, HeadWithActions, RoleBadge, Spinner, useAction, useMe, useResource } from '../components/ui.tsx';
+import { friendlyFieldError } from './Auth.tsx';
 
 /** Why the caller may not remove `target`, or undefined when they may (docs/teams.md, "Roles"). */
 function removeLock(caller: Role | undefined, target: Member): string | undefined {
@@ -223,7 +224,7 @@ function InviteForm({ project, onInvited }: { project: Project; onInvited: (inv:
   const fe = error instanceof ApiError ? error.fieldErrors() : {};
   return (
     <form className="inline-form invite-form" onSubmit={submit} noValidate aria-label="Invite someone">
-      <Field label="Email" error={fe.email}>
+      <Field label="Email" error={fe.email && friendlyFieldError('email', fe.email)}>
         {(id, d) => (
           <input
             id={id}
