@@ -101,7 +101,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     search,
     stats,
     facets: createFacets({ eachMatching: stats.eachMatching, config, now, projects }),
-    context: createContext({ search: search.search, store, reader, projects }),
+    context: createContext({ search, store, reader, projects }),
     tails: createTails({ hub, config, now, log, projects, liveSessions: (ids) => liveSessions(db, ids, now()) }),
     retention: createRetention({ db, store, config, now, log }),
   });

@@ -14,6 +14,7 @@ import type { LogRowStored, Position } from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 import type { LogReader } from './reader.js';
 import { encodeCursor, type createSearch } from './search.js';
+import type { PageEntry } from './page-stream.js';
 
 /** Logs a side may ask for. */
 export const MAX_CONTEXT = 200;
@@ -36,7 +37,6 @@ export function seqOfLogId(id: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-const after = (row: LogRowStored, p: Position) => Number(row.ts) > p.ts || (Number(row.ts) === p.ts && Number(row.seq) > p.seq);
 
 export interface ContextResult {
   before: LogRowStored[];
@@ -44,17 +44,19 @@ export interface ContextResult {
   after: LogRowStored[];
 }
 
-export function createContext(deps: { search: ReturnType<typeof createSearch>['search']; store: Pick<LogStore, 'inSeqRange'>; reader: LogReader; projects: Pick<ProjectsService, 'assertRole'> }) {
+export function createContext(deps: { search: Pick<ReturnType<typeof createSearch>, 'find' | 'rowsOf'>; store: Pick<LogStore, 'inSeqRange'>; reader: LogReader; projects: Pick<ProjectsService, 'assertRole'> }) {
   const { search, store, reader, projects } = deps;
+  type Key = PageEntry;
+  const after = (key: Key, p: Position) => key.ts > p.ts || (key.ts === p.ts && key.seq > p.seq);
 
   /**
    * The logs strictly between `p` and the bound (ts, seq) (exclusive), oldest first, when they fit
    * one probe; `overflow` when there are more.
    */
-  async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined): Promise<{ rows: LogRowStored[]; overflow: boolean }> {
+  async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined): Promise<{ rows: Key[]; overflow: boolean }> {
     const windowed: LogFilter = { ...filter, from: Math.max(filter.from ?? p.ts, p.ts) };
     if (bound && bound.ts < (windowed.to ?? Number.POSITIVE_INFINITY)) windowed.to = bound.ts;
-    const page = await search(userId, projectId, windowed, PROBE_PAGE, bound ? encodeCursor(bound) : undefined);
+    const page = await search.find(userId, projectId, windowed, PROBE_PAGE, bound ? encodeCursor(bound) : undefined);
     const past = page.data.filter((row) => after(row, p));
     // A page that reached the log itself (or its start) holds everything between; a full one may not.
     const reachedLog = page.data.length > past.length || page.nextCursor === null;
@@ -62,7 +64,7 @@ export function createContext(deps: { search: ReturnType<typeof createSearch>['s
   }
 
   /** The `n` logs nearest after `p`, oldest first. */
-  async function nearestAfter(userId: string, projectId: string, filter: LogFilter, p: Position, n: number): Promise<LogRowStored[]> {
+  async function nearestAfter(userId: string, projectId: string, filter: LogFilter, p: Position, n: number): Promise<Key[]> {
     if (n === 0) return [];
     // Milliseconds: grow the span until it holds n logs (or is open), then bisect while it overflows.
     // A span of s takes the logs up to p.ts + s; a span of -1 takes none past the log.
@@ -102,10 +104,11 @@ export function createContext(deps: { search: ReturnType<typeof createSearch>['s
     if (!log) throw notFound('log');
     const p = { ts: Number(log.ts), seq: Number(log.seq) };
     const [before, later] = await Promise.all([
-      beforeCount === 0 ? Promise.resolve({ data: [] as LogRowStored[] }) : search(userId, projectId, filter, beforeCount, encodeCursor(p)),
+      beforeCount === 0 ? Promise.resolve({ data: [] as Key[] }) : search.find(userId, projectId, filter, beforeCount, encodeCursor(p)),
       nearestAfter(userId, projectId, filter, p, afterCount),
     ]);
-    return { before: before.data, log, after: later };
+    // Only the logs answered are read whole: the probes hold keys.
+    return { before: await search.rowsOf(projectId, before.data), log, after: await search.rowsOf(projectId, later) };
   }
 
   return context;

@@ -4,8 +4,9 @@
  * as stats' groupBy), with the statistics of a field's numbers and, optionally, p50/p95 of another
  * numeric path per value (a top-list table); fields lists the metadata paths the selected logs hold.
  * Both read every selected log (stats.ts eachMatching) within the query time budget, and hold
- * memory bounded whatever the logs hold: at most config.groupByMaxValues names per field, at most
- * MAX_FIELD_NAMES paths, and samples of at most SAMPLE_SIZE numbers for percentiles.
+ * memory bounded whatever the logs hold: at most config.groupByMaxValues names in all the fields
+ * of a request (each field its share), at most MAX_FIELD_NAMES paths, and samples of at most
+ * SAMPLE_SIZE numbers per field (MEASURE_SAMPLE_SIZE per measured value) for percentiles.
  */
 import type { Config } from '../../../config.js';
 import { AppError, validationError } from '../../../errors.js';
@@ -22,6 +23,8 @@ export const MAX_FACET_FIELDS = 20;
 export const MAX_FACET_LIMIT = 50;
 /** Numbers a percentile is computed from: all of them up to this many, else a uniform sample of this many. */
 export const SAMPLE_SIZE = 10_000;
+/** Numbers a measured value's percentiles are computed from (up to 20 fields × 50 values keep one sample each). */
+export const MEASURE_SAMPLE_SIZE = 1000;
 /** Distinct paths the fields list counts; paths first seen past this many are not listed. */
 export const MAX_FIELD_NAMES = 1000;
 /** Paths the fields list answers, most common first. */
@@ -66,6 +69,7 @@ export interface FieldsResult {
 
 /** Numbers seen, with a uniform sample of at most SAMPLE_SIZE of them (reservoir sampling) for percentiles. */
 class Numbers {
+  constructor(private readonly size = SAMPLE_SIZE) {}
   count = 0;
   min = Number.POSITIVE_INFINITY;
   max = Number.NEGATIVE_INFINITY;
@@ -75,10 +79,10 @@ class Numbers {
     this.count++;
     if (n < this.min) this.min = n;
     if (n > this.max) this.max = n;
-    if (this.sample.length < SAMPLE_SIZE) this.sample.push(n);
+    if (this.sample.length < this.size) this.sample.push(n);
     else {
       const at = Math.floor(Math.random() * this.count);
-      if (at < SAMPLE_SIZE) this.sample[at] = n;
+      if (at < this.size) this.sample[at] = n;
     }
   }
 
@@ -87,7 +91,7 @@ class Numbers {
     if (this.count === 0) return null;
     const sorted = Float64Array.from(this.sample).sort();
     const rank = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
-    return { count: this.count, min: this.min, max: this.max, p50: rank(0.5), p95: rank(0.95), sampled: this.count > SAMPLE_SIZE };
+    return { count: this.count, min: this.min, max: this.max, p50: rank(0.5), p95: rank(0.95), sampled: this.count > this.size };
   }
 }
 
@@ -183,6 +187,9 @@ export function createFacets(deps: {
     const counts = fields.map(() => new Map<string, number>());
     const numbers = fields.map(() => new Numbers());
     const needsMetadata = fields.some((f) => f.field.kind === 'meta');
+    // What one request holds by name is bounded as for one groupBy, however many fields it counts:
+    // each field keeps its first share of config.groupByMaxValues distinct values by name.
+    const namesPerField = Math.max(100, Math.ceil(config.groupByMaxValues / fields.length));
     await eachMatching(
       projectId,
       range,
@@ -192,7 +199,7 @@ export function createFacets(deps: {
         for (let i = 0; i < fields.length; i++) {
           const byName = counts[i]!;
           for (let name of groupNames(fields[i]!, row)) {
-            if (!byName.has(name) && byName.size >= config.groupByMaxValues) name = OTHER_GROUP;
+            if (!byName.has(name) && byName.size >= namesPerField) name = OTHER_GROUP;
             byName.set(name, (byName.get(name) ?? 0) + 1);
           }
           for (const n of numbersOf(fields[i]!, metadata)) numbers[i]!.add(n);
@@ -223,7 +230,7 @@ export function createFacets(deps: {
    * same logs, keeping samples for the named values only (at most MAX_FACET_LIMIT per field).
    */
   async function measureTop(projectId: string, range: LogFilter, fields: GroupField[], answer: FacetsResult, measure: GroupField): Promise<void> {
-    const wanted = fields.map((_, i) => new Map(answer.facets[i]!.values.map((v) => [v.value, new Numbers()])));
+    const wanted = fields.map((_, i) => new Map(answer.facets[i]!.values.map((v) => [v.value, new Numbers(MEASURE_SAMPLE_SIZE)])));
     await eachMatching(
       projectId,
       range,

@@ -55,8 +55,13 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   /** A page with every row read: for small pages the server uses itself (an alert test's sample). */
   async function search(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: repo.LogRowStored[]; nextCursor: string | null }> {
     const found = await find(userId, projectId, filter, limit, cursor);
+    return { data: await rowsOf(projectId, found.data), nextCursor: found.nextCursor };
+  }
+
+  /** The rows of page entries, in their order: those the search kept, and the others read a chunk at a time. */
+  async function rowsOf(projectId: string, entries: readonly PageEntry[]): Promise<repo.LogRowStored[]> {
     const data: repo.LogRowStored[] = [];
-    for (const chunk of chunksOf(found.data)) {
+    for (const chunk of chunksOf(entries)) {
       const missing = chunk.filter((e) => e.row === undefined);
       const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing))).map((r) => [Number(r.seq), r])) : undefined;
       for (const e of chunk) {
@@ -64,7 +69,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
         if (row) data.push(row);
       }
     }
-    return { data, nextCursor: found.nextCursor };
+    return data;
   }
 
   async function find(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: PageEntry[]; nextCursor: string | null }> {
@@ -171,7 +176,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     return rows();
   }
 
-  return { search, page, reads, exportRows };
+  return { search, page, reads, exportRows, find, rowsOf };
 }
 
 /** Keys an export finds at a time: a few hundred KB of keys, and one query of the logs' index per page. */
