@@ -47,9 +47,10 @@ async function axeFindings(page: Page): Promise<Finding[]> {
  * Presses Tab from the top of the page until the focus comes round again, and returns the controls
  * that could take the focus but were never reached (their start tag). The focusable controls are
  * the visible, enabled ones with a tab index of 0 or more; radios count once per group (Tab enters
- * a group, arrows move in it).
+ * a group, arrows move in it). Also returns the controls that, once reached, drew no outline or
+ * shadow to show they have the focus.
  */
-async function unreachedByTab(page: Page): Promise<{ focusable: string[]; unreached: string[] }> {
+async function unreachedByTab(page: Page): Promise<{ focusable: string[]; unreached: string[]; unmarked: string[] }> {
   const expected = await page.evaluate(() => {
     type El = {
       tagName: string;
@@ -78,15 +79,22 @@ async function unreachedByTab(page: Page): Promise<{ focusable: string[]; unreac
     return found;
   });
   const reached = new Set<string>();
+  const unmarked = new Set<string>();
   let first: string | undefined;
   let bodies = 0;
   for (let i = 0; i < expected.length * 2 + 30; i++) {
     await page.keyboard.press('Tab');
-    const key = await page.evaluate(() => {
-      const el = (globalThis as unknown as { document: { activeElement: { tagName: string; getAttribute(n: string): string | null } | null } }).document.activeElement;
-      if (!el || el.tagName === 'BODY' || el.tagName === 'HTML') return 'body';
-      return el.getAttribute('data-kbd') ?? `new:${el.tagName}`;
+    const { key, shown, html } = await page.evaluate(() => {
+      type El = { tagName: string; outerHTML: string; getAttribute(n: string): string | null };
+      const g = globalThis as unknown as { document: { activeElement: El | null }; getComputedStyle(e: El): { outlineStyle: string; outlineWidth: string; boxShadow: string } };
+      const el = g.document.activeElement;
+      if (!el || el.tagName === 'BODY' || el.tagName === 'HTML') return { key: 'body', shown: true, html: '' };
+      // A focus indicator: an outline or a shadow drawn while it has the focus.
+      const style = g.getComputedStyle(el);
+      const shown = (style.outlineStyle !== 'none' && style.outlineWidth !== '0px') || style.boxShadow !== 'none';
+      return { key: el.getAttribute('data-kbd') ?? `new:${el.tagName}`, shown, html: el.outerHTML.replace(/>[\s\S]*$/, '>').slice(0, 160) };
     });
+    if (!shown) unmarked.add(html);
     if (key === 'body') {
       // Past the last control the focus leaves the page once; the next Tab starts again at the top.
       if (++bodies > 1 || reached.size > 0) break;
@@ -96,7 +104,7 @@ async function unreachedByTab(page: Page): Promise<{ focusable: string[]; unreac
     first ??= key;
     reached.add(key);
   }
-  return { focusable: expected.map((e) => e.html), unreached: expected.filter((e) => !reached.has(e.key)).map((e) => e.html) };
+  return { focusable: expected.map((e) => e.html), unreached: expected.filter((e) => !reached.has(e.key)).map((e) => e.html), unmarked: [...unmarked] };
 }
 
 describeInChromium('console accessibility, theme and first log in chromium', (engine) => {
@@ -179,7 +187,7 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
       expect(found, `axe-core's findings on the ${target.name} page`).toEqual([]);
     }, 120_000);
 
-    it(`Tab reaches every control of the ${target.name} page`, async () => {
+    it(`Tab reaches every control of the ${target.name} page, each showing that it has the focus`, async () => {
       const page = await newPage();
       await signIn(page, owner);
       await page.goto(target.path());
@@ -189,6 +197,7 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
       expect(walk.focusable.length).toBeGreaterThan(8);
       expect(walk.focusable.some((c) => c.includes('skip-link'))).toBe(true);
       expect(walk.unreached, `controls of the ${target.name} page that Tab never reached`).toEqual([]);
+      expect(walk.unmarked, `controls of the ${target.name} page that show no focus indicator when Tab reaches them`).toEqual([]);
       await page.context().close();
     }, 120_000);
   }
@@ -224,7 +233,7 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     await page.context().close();
   }, 120_000);
 
-  it('the checks can fail: axe reports an unnamed image and the Tab walk a keyboard trap', async () => {
+  it('the checks can fail: axe reports an unnamed image, the Tab walk a keyboard trap and a control without a focus ring', async () => {
     const page = await newPage();
     await signIn(page, owner);
     await page.goto(`/projects/${project.id}/settings`);
@@ -241,11 +250,17 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
         if (e.key === 'Tab') e.preventDefault();
       });
       doc.querySelector('main').prepend(trap);
+      // Before it, a control that hides that it has the focus.
+      const hidden = doc.createElement('button');
+      hidden.textContent = 'No ring';
+      hidden.style.outline = 'none';
+      doc.querySelector('main').prepend(hidden);
     });
     expect((await axeFindings(page)).map((f) => f.rule)).toContain('image-alt');
     const walk = await unreachedByTab(page);
     expect(walk.unreached.some((c) => c.includes('Rotate key') || c.includes('danger-outline'))).toBe(true);
     expect(walk.unreached.some((c) => c.includes('skip-link'))).toBe(false);
+    expect(walk.unmarked).toEqual([expect.stringMatching(/^<button style="outline: none;"/)]);
     await page.context().close();
   }, 120_000);
 
