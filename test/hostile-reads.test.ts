@@ -183,6 +183,27 @@ describeEngines('large reads are bounded, streamed and back-pressured', (engine)
     expect(growth).toBeLessThan(256);
   }, 300_000);
 
+  it('three exports of every 124 KB log at once: two stream (the third is refused while they run), the bystander is unharmed and memory grows by at most 256 MB', async () => {
+    const url = `${s.url}/v1/projects/${project.id}/logs/export?format=ndjson&from=0`;
+    const before = rssMb();
+    const { result, report } = await beside(s, bystander.apiKey, async () => JSON.parse(await runChild(SEARCH_SCRIPT, [url, owner.accessToken, '3']).output) as PageRead[], { label: 'three exports of 2,100 logs of 124 KB' });
+    expectUnharmed(report);
+    const growth = report.peakRssMb - before;
+    console.log(`[reads ${engine}] exports: RSS before ${Math.round(before)} MB, peak ${report.peakRssMb} MB, ${result.map((r) => (r.status === 200 ? `${Math.round(r.bytes / MB)} MB` : String(r.status))).join(', ')}`);
+    // Every log, whole, in each export that ran: ~260 MB each, streamed a chunk of at most 1 MiB at
+    // a time. A third of the same user while two run is 429 (unless one had already finished).
+    for (const r of result) {
+      if (r.status === 429) expect(Number(r.retryAfter)).toBeGreaterThan(0);
+      else {
+        expect(r.status).toBe(200);
+        expect(r.logs).toBe(LOGS);
+        expect(r.bytes).toBeGreaterThan(LOGS * 120_000);
+      }
+    }
+    expect(result.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(2);
+    expect(growth).toBeLessThan(256);
+  }, 300_000);
+
   it('12 clients that ask for a page and never read it hold at most 64 MB, and their pages are ended after PAGE_STALL_MS', async () => {
     // Six users of the project (members added directly), two searches each: every one streams.
     const tokens: string[] = [owner.accessToken];

@@ -12,6 +12,7 @@ import { searchIndexed } from './block-search.js';
 import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
 import { chunksOf, createPageReads, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
 import type { LogReader } from './reader.js';
+import { nextTurn } from '../turns.js';
 import type * as repo from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 
@@ -168,6 +169,9 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
             if (row) out.push(row);
           }
           if (out.length > 0) yield out;
+          // A turn of the event loop between chunks: a reader as fast as the server (a local
+          // client) would otherwise keep it in one chain of promises, and others' requests wait.
+          await nextTurn();
         }
         if (found.nextCursor === null) return;
         found = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, found.nextCursor);
@@ -179,8 +183,8 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   return { search, page, reads, exportRows, find, rowsOf };
 }
 
-/** Keys an export finds at a time: a few hundred KB of keys, and one query of the logs' index per page. */
-export const EXPORT_PAGE_KEYS = 5000;
+/** Keys an export finds at a time: one short query of the logs' index (a few milliseconds of the event loop on SQLite), as a search round reads. */
+export const EXPORT_PAGE_KEYS = 1000;
 /** Log text an export reads, encodes and writes at a time (at least one log): fewer, larger reads than a search page's. */
 export const EXPORT_CHUNK_BYTES = 1024 * 1024;
 /** Logs an export reads at a time, whatever their size. */
