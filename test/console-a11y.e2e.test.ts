@@ -44,8 +44,8 @@ async function axeFindings(page: Page): Promise<Finding[]> {
 }
 
 /**
- * Presses Tab from the top of the page until the focus comes round again, and returns the controls
- * that could take the focus but were never reached (their start tag). The focusable controls are
+ * Presses Tab until the focus comes round again to the first control it reached, and returns the
+ * controls that could take the focus but were never reached (their start tag). The focusable controls are
  * the visible, enabled ones with a tab index of 0 or more; radios count once per group (Tab enters
  * a group, arrows move in it). Also returns the controls that, once reached, drew no outline or
  * shadow to show they have the focus.
@@ -96,8 +96,9 @@ async function unreachedByTab(page: Page): Promise<{ focusable: string[]; unreac
     });
     if (!shown) unmarked.add(html);
     if (key === 'body') {
-      // Past the last control the focus leaves the page once; the next Tab starts again at the top.
-      if (++bodies > 1 || reached.size > 0) break;
+      // Past the last control the focus leaves the page once; the next Tab starts again at the top
+      // (the walk may start in the middle, where the page last had the focus): go on round.
+      if (++bodies > 2) break;
       continue;
     }
     if (key === first) break;
@@ -164,6 +165,14 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
   const pages: Array<{ name: string; path: () => string; ready: (page: Page) => Promise<unknown> }> = [
     { name: 'settings', path: () => `/projects/${project.id}/settings`, ready: (p) => p.getByRole('heading', { name: 'API key' }).waitFor() },
     { name: 'explorer', path: () => `/projects/${project.id}/logs`, ready: (p) => p.getByText('checkout step 11 for order 1011').first().waitFor() },
+    {
+      name: 'explorer with a log opened',
+      path: () => `/projects/${project.id}/logs`,
+      ready: async (p) => {
+        await p.getByText('checkout step 10 for order 1010').first().click();
+        await p.locator('[aria-expanded="true"]').first().waitFor();
+      },
+    },
     { name: 'alerts', path: () => `/projects/${project.id}/alerts`, ready: (p) => p.getByText('Checkout errors').first().waitFor() },
     { name: 'alert detail', path: () => `/projects/${project.id}/alerts/${ruleId}`, ready: (p) => p.getByRole('heading', { name: /Checkout errors/ }).first().waitFor() },
     { name: 'projects', path: () => '/projects', ready: (p) => p.getByRole('link', { name: 'Accessible shop' }).waitFor() },
