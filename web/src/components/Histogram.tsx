@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import { LEVELS, type Level } from '../lib/query.ts';
-import { formatCount } from '../lib/format.ts';
+import { formatCount, formatTick, formatTime, type TimeZoneMode } from '../lib/format.ts';
 import type { Stats } from '../lib/types.ts';
 
 const AXIS = 20;
@@ -14,20 +14,15 @@ export function niceCeiling(n: number): number {
   return 10 * p;
 }
 
-function tickLabel(ms: number, spanMs: number): string {
-  const d = new Date(ms);
-  if (spanMs > 2 * 86_400_000) return d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
-  return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-}
-
 /**
- * Log counts per time bucket, stacked by level. Clicking (or pressing Enter on) a bar zooms the
- * explorer into that bucket.
+ * Log counts per time bucket, stacked by level (or by the split's groups). Clicking a bar zooms the
+ * explorer into that bucket; from the keyboard, the chart takes focus, the arrow keys choose a bar
+ * (its counts are read out) and Enter zooms in.
  */
-export function Histogram({ stats, width, onSelect }: { stats: Stats; width: number; onSelect?: (from: number, to: number) => void }) {
+export function Histogram({ stats, width, onSelect, zone = 'local' }: { stats: Stats; width: number; onSelect?: (from: number, to: number) => void; zone?: TimeZoneMode }) {
   const [hover, setHover] = useState<number | null>(null);
   // Shorter on a phone, where the list below matters more.
-  const HEIGHT = width < 520 ? 90 : 140;
+  const HEIGHT = width < 520 ? 80 : 110;
   const buckets = stats.buckets;
   const intervalMs = buckets.length > 1 ? Date.parse(buckets[1]!.start) - Date.parse(buckets[0]!.start) : 60_000;
   const max = niceCeiling(Math.max(0, ...buckets.map((b) => b.total)));
@@ -56,8 +51,31 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
     : LEVELS.map((level: Level) => ({ key: level, cls: `lvl-fill-${level}`, count: (b) => b.levels[level] ?? 0 }));
   const by = groups ? (stats as { groupBy?: string }).groupBy ?? 'field' : 'level';
 
+  const onKey = (e: React.KeyboardEvent) => {
+    if (!buckets.length) return;
+    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft' || e.key === 'Home' || e.key === 'End') {
+      e.preventDefault();
+      setHover((h) => {
+        if (e.key === 'Home') return 0;
+        if (e.key === 'End') return buckets.length - 1;
+        if (h === null) return e.key === 'ArrowRight' ? 0 : buckets.length - 1;
+        return Math.max(0, Math.min(buckets.length - 1, h + (e.key === 'ArrowRight' ? 1 : -1)));
+      });
+    } else if ((e.key === 'Enter' || e.key === ' ') && hover !== null && onSelect) {
+      e.preventDefault();
+      const start = Date.parse(buckets[hover]!.start);
+      onSelect(start, start + intervalMs);
+    }
+  };
+
   return (
-    <figure className="histogram" aria-label={`Log volume: ${formatCount(total)} logs in ${buckets.length} buckets of ${stats.interval}`}>
+    <figure
+      className="histogram"
+      aria-label={`Log volume: ${formatCount(total)} logs in ${buckets.length} buckets of ${stats.interval}${onSelect ? '. Arrow keys choose a bar, Enter zooms into it.' : ''}`}
+      tabIndex={onSelect ? 0 : undefined}
+      onKeyDown={onSelect ? onKey : undefined}
+      onBlur={() => setHover(null)}
+    >
       <svg width={width} height={HEIGHT + AXIS} role="img" aria-labelledby="histogram-title">
         <title id="histogram-title">{`${formatCount(total)} logs, per ${stats.interval}, stacked by ${by}`}</title>
         <line x1={LEFT} x2={LEFT + plotW} y1={HEIGHT} y2={HEIGHT} className="axis" />
@@ -90,7 +108,7 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
               })}
               {i % tickEvery === 0 && x < LEFT + plotW - 34 && (
                 <text x={x} y={HEIGHT + 14} className="axis-label">
-                  {tickLabel(bucketStart, span)}
+                  {formatTick(bucketStart, span, zone)}
                 </text>
               )}
             </g>
@@ -100,7 +118,7 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
       <figcaption className="histogram-caption" aria-live="polite">
         {h ? (
           <>
-            <strong>{new Date(h.start).toLocaleString()}</strong> · {formatCount(h.total)} logs
+            <strong>{formatTime(h.start, zone)}</strong> · {formatCount(h.total)} logs
             {series.filter((sr) => sr.count(h)).map((sr) => (
               <span key={sr.key} className="legend-item">
                 <span className={`swatch ${sr.cls}`} aria-hidden="true" /> {sr.key} {formatCount(sr.count(h))}
@@ -115,7 +133,7 @@ export function Histogram({ stats, width, onSelect }: { stats: Stats; width: num
                 <span className={`swatch ${groups ? sr.cls : `lvl-bg-${sr.key}`}`} aria-hidden="true" /> {sr.key}
               </span>
             ))}
-            {onSelect && <span className="muted"> · click a bar to zoom in</span>}
+            {onSelect && <span className="muted"> · click a bar (or focus the chart and press Enter) to zoom in</span>}
           </>
         )}
       </figcaption>

@@ -1,44 +1,129 @@
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
-import { formatLogTime } from '../lib/format.ts';
-import { fieldName, fieldTerm, flattenMetadata, inlineFields } from '../lib/query.ts';
+import { useVirtualizer, useWindowVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
+import { memo, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { cellText, columnValue, type SortDir } from '../lib/explorer.ts';
+import { formatLogTime, type TimeZoneMode } from '../lib/format.ts';
+import { inlineFields } from '../lib/query.ts';
 import type { Log } from '../lib/types.ts';
-import { CopyButton } from './ui.tsx';
+import { LogDetails, type RowActions } from './LogDetails.tsx';
 
 export const ROW_HEIGHT = 30;
 
+export interface LogListProps extends RowActions {
+  logs: Log[];
+  /** Extra columns between the level and the message. */
+  columns?: string[];
+  /** Long messages wrap instead of being cut at the row's end. */
+  wrap?: boolean;
+  zone?: TimeZoneMode;
+  sort?: { column: string; dir: SortDir } | null;
+  onSort?: (column: string) => void;
+  onRemoveColumn?: (column: string) => void;
+  onEndReached?: () => void;
+  footer?: string;
+  /** A log shown open from the start (a permalink's). */
+  openId?: string | null;
+  /**
+   * `window`: the page is the scroll (the explorer); `box`: the list scrolls in its own box (a
+   * dialog's list of surrounding logs).
+   */
+  scroll?: 'window' | 'box';
+  label?: string;
+  /** A log to mark (the one a context is around). */
+  markId?: string;
+}
+
 /**
  * A virtualised list of logs, newest first: only the rows in view are in the DOM, so tens of
- * thousands of lines scroll smoothly. Rows expand in place to show the whole message and metadata.
- * When live logs are prepended while the reader is scrolled down, the view is shifted by their
- * height so the lines being read stay put.
+ * thousands of lines scroll smoothly. Each row is the time, the level, any chosen columns, then the
+ * message, which always keeps its room: the inline `key=value` chips after it shrink and drop out
+ * first. Rows open in place to the log's details; Escape closes the last one opened. When live logs
+ * arrive at the top while the reader is scrolled down, the view is shifted by their height so the
+ * lines being read stay put.
  */
-export function LogList(props: { logs: Log[]; onFilter?: (term: string) => void; onEndReached?: () => void; footer?: string; scrollRef?: RefObject<HTMLDivElement | null> }) {
+export function LogList(props: LogListProps) {
+  return props.scroll === 'box' ? <BoxList {...props} /> : <WindowList {...props} />;
+}
+
+function WindowList(props: LogListProps) {
   const { logs } = props;
-  const ownRef = useRef<HTMLDivElement>(null);
-  const parentRef = props.scrollRef ?? ownRef;
-  const [expanded, setExpanded] = useState<Set<string>>(() => new Set());
-  const virtualizer = useVirtualizer({
+  const listRef = useRef<HTMLDivElement>(null);
+  const [margin, setMargin] = useState(0);
+  // Where the list starts in the page: measured after every render (the bars above change height).
+  useLayoutEffect(() => {
+    const el = listRef.current;
+    if (!el) return;
+    const top = Math.round(el.getBoundingClientRect().top + window.scrollY);
+    if (top !== margin) setMargin(top);
+  });
+  useEffect(() => {
+    const onResize = () => {
+      const el = listRef.current;
+      if (el) setMargin(Math.round(el.getBoundingClientRect().top + window.scrollY));
+    };
+    window.addEventListener('resize', onResize);
+    return () => window.removeEventListener('resize', onResize);
+  }, []);
+  const virtualizer = useWindowVirtualizer({
     count: logs.length,
-    getScrollElement: () => parentRef.current,
     estimateSize: () => ROW_HEIGHT,
     getItemKey: (i) => logs[i]!.id,
     overscan: 12,
+    scrollMargin: margin,
   });
 
   // Keep the reader's place when rows arrive at the top.
   const firstId = useRef<string | undefined>(undefined);
   useLayoutEffect(() => {
-    const el = parentRef.current;
     const previousFirst = firstId.current;
     firstId.current = logs[0]?.id;
-    if (!el || !previousFirst || logs[0]?.id === previousFirst) return;
+    if (!previousFirst || logs[0]?.id === previousFirst) return;
     const added = logs.findIndex((l) => l.id === previousFirst);
-    if (added > 0 && el.scrollTop > 0) {
-      // New rows are collapsed, so their height is known exactly.
-      el.scrollTop += added * ROW_HEIGHT;
-    }
-  }, [logs, parentRef]);
+    if (added > 0 && window.scrollY > margin) window.scrollBy(0, added * ROW_HEIGHT);
+  }, [logs]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  return <Rows {...props} virtualizer={virtualizer} listRef={listRef} offset={margin} />;
+}
+
+function BoxList(props: LogListProps) {
+  const { logs } = props;
+  const boxRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: logs.length,
+    getScrollElement: () => boxRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    getItemKey: (i) => logs[i]!.id,
+    overscan: 8,
+  });
+  return (
+    <div ref={boxRef} className="log-box" tabIndex={0} role="region" aria-label={props.label ?? 'Log lines'}>
+      <Rows {...props} virtualizer={virtualizer} offset={0} />
+    </div>
+  );
+}
+
+function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> | Virtualizer<HTMLDivElement, Element>; listRef?: React.RefObject<HTMLDivElement | null>; offset: number }) {
+  const { logs, virtualizer, offset } = props;
+  const columns = props.columns ?? [];
+  const zone = props.zone ?? 'local';
+  const [expanded, setExpanded] = useState<string[]>(() => (props.openId ? [props.openId] : []));
+  useEffect(() => {
+    if (props.openId) setExpanded((s) => (s.includes(props.openId!) ? s : [...s, props.openId!]));
+  }, [props.openId]);
+
+  // Escape closes the details opened last (unless a dialog or a field has the key).
+  useEffect(() => {
+    if (!expanded.length) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      const t = e.target as HTMLElement | null;
+      if (t?.closest('dialog, input, textarea, select, [role="listbox"]')) return;
+      const last = expanded[expanded.length - 1]!;
+      setExpanded((s) => s.slice(0, -1));
+      (document.querySelector(`[data-log-id="${CSS.escape(last)}"]`) as HTMLElement | null)?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [expanded]);
 
   const items = virtualizer.getVirtualItems();
   const last = items[items.length - 1];
@@ -47,25 +132,47 @@ export function LogList(props: { logs: Log[]; onFilter?: (term: string) => void;
     if (last && last.index >= logs.length - 20) onEndReached?.();
   }, [last?.index, logs.length, onEndReached]); // eslint-disable-line react-hooks/exhaustive-deps
 
+  const actions: RowActions = { onFilter: props.onFilter, onAddColumn: props.onAddColumn, onContext: props.onContext, projectId: props.projectId };
+  const style = { '--columns': columns.length } as React.CSSProperties;
   return (
-    <div ref={parentRef} className="log-scroll" role="region" aria-label="Log lines" tabIndex={0}>
-      <div className="log-table" role="list" style={{ height: virtualizer.getTotalSize() + (props.footer ? ROW_HEIGHT : 0) }}>
+    <div ref={props.listRef} className={`log-list${props.wrap ? ' wrap' : ''}`} style={style}>
+      {(columns.length > 0 || props.onSort) && props.scroll !== 'box' && (
+        <div className="log-head" role="group" aria-label="Columns">
+          <span className="log-time head-cell">Time</span>
+          <span className="level-head head-cell">Level</span>
+          {columns.map((c) => {
+            const dir = props.sort?.column === c ? props.sort.dir : undefined;
+            return (
+              <span key={c} className="log-cell head-cell" aria-sort={dir === 'asc' ? 'ascending' : dir === 'desc' ? 'descending' : undefined}>
+                <button type="button" className="head-sort" title={`Sort the loaded logs by ${c}`} aria-label={`Sort by ${c}${dir ? (dir === 'asc' ? ', sorted ascending' : ', sorted descending') : ''}`} onClick={() => props.onSort?.(c)}>
+                  {c}
+                  <span aria-hidden="true">{dir === 'asc' ? ' ▲' : dir === 'desc' ? ' ▼' : ''}</span>
+                </button>
+                {props.onRemoveColumn && (
+                  <button type="button" className="head-remove" aria-label={`Remove the column ${c}`} title={`Remove the column ${c}`} onClick={() => props.onRemoveColumn?.(c)}>
+                    ×
+                  </button>
+                )}
+              </span>
+            );
+          })}
+          <span className="head-cell head-message">Message</span>
+        </div>
+      )}
+      <div className="log-table" role="list" aria-label={props.label ?? 'Log lines'} style={{ height: virtualizer.getTotalSize() + (props.footer ? ROW_HEIGHT : 0) }}>
         {items.map((item) => {
           const log = logs[item.index]!;
+          const open = expanded.includes(log.id);
           return (
-            <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start}px)` }}>
+            <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start - (props.scroll === 'box' ? 0 : offset)}px)` }}>
               <LogRow
                 log={log}
-                onFilter={props.onFilter}
-                open={expanded.has(log.id)}
-                onToggle={() =>
-                  setExpanded((s) => {
-                    const next = new Set(s);
-                    if (next.has(log.id)) next.delete(log.id);
-                    else next.add(log.id);
-                    return next;
-                  })
-                }
+                columns={columns}
+                zone={zone}
+                open={open}
+                marked={props.markId === log.id}
+                actions={actions}
+                onToggle={() => setExpanded((s) => (s.includes(log.id) ? s.filter((x) => x !== log.id) : [...s, log.id]))}
               />
             </div>
           );
@@ -80,70 +187,40 @@ export function LogList(props: { logs: Log[]; onFilter?: (term: string) => void;
   );
 }
 
-const LogRow = memo(function LogRow({ log, open, onToggle, onFilter }: { log: Log; open: boolean; onToggle: () => void; onFilter?: (term: string) => void }) {
-  const hasMeta = Object.keys(log.metadata).length > 0;
-  const chips = inlineFields(log.metadata);
-  const fields: Array<[string, unknown]> = [['level', log.level], ['source', log.source], ...flattenMetadata(log.metadata).map(([path, value]): [string, unknown] => [fieldName(path), value])];
+const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle, actions }: { log: Log; columns: string[]; zone: TimeZoneMode; open: boolean; marked: boolean; onToggle: () => void; actions: RowActions }) {
+  const chips = inlineFields(log.metadata).filter((c) => !columns.includes(`@${c.path.join('.')}`));
+  const nl = log.message.indexOf('\n');
+  const firstLine = nl >= 0 ? log.message.slice(0, nl) : log.message;
+  const moreLines = nl >= 0 ? log.message.split('\n').length - 1 : 0;
   return (
-    <div className={`log-row lvl-row-${log.level}${open ? ' open' : ''}`}>
+    <div className={`log-row lvl-row-${log.level}${open ? ' open' : ''}${marked ? ' marked' : ''}`}>
       <button type="button" className="log-line" aria-expanded={open} onClick={onToggle} data-log-id={log.id}>
-        <span className="log-time">{formatLogTime(log.timestamp)}</span>
+        <span className="log-time">{formatLogTime(log.timestamp, zone)}</span>
         <span className={`level-badge lvl-${log.level}`}>{log.level}</span>
-        <span className="log-source">{log.source ?? ''}</span>
-        <span className="log-message">{log.message}</span>
-        {chips.map((c) => (
-          <span key={c.path.join('.')} className="log-chip">
-            {c.path.join('.')}={String(c.value)}
+        {columns.map((c) => {
+          const text = c === 'timestamp' ? formatLogTime(log.timestamp, zone) : cellText(columnValue(log, c));
+          return (
+            <span key={c} className="log-cell" data-column={c} title={text}>
+              {text}
+            </span>
+          );
+        })}
+        {!columns.includes('source') && log.source && <span className="log-source">{log.source}</span>}
+        <span className="log-message">
+          {firstLine}
+          {moreLines > 0 && <span className="more-lines"> ⏎ +{moreLines} {moreLines === 1 ? 'line' : 'lines'}</span>}
+        </span>
+        {chips.length > 0 && (
+          <span className="log-chips">
+            {chips.map((c) => (
+              <span key={c.path.join('.')} className="log-chip">
+                {c.path.join('.')}={String(c.value)}
+              </span>
+            ))}
           </span>
-        ))}
+        )}
       </button>
-      {open && (
-        <div className="log-detail">
-          <pre className="log-full-message">{log.message}</pre>
-          <dl className="log-fields">
-            <dt>Time</dt>
-            <dd>{log.timestamp}</dd>
-            <dt>Received</dt>
-            <dd>{log.receivedAt}</dd>
-            <dt>Source</dt>
-            <dd>{log.source ?? '—'}</dd>
-            <dt>Id</dt>
-            <dd>
-              <code>{log.id}</code>
-            </dd>
-          </dl>
-          {onFilter && (
-            <table className="field-table" aria-label="Fields">
-              <tbody>
-                {fields.map(([field, value]) => (
-                  <tr key={field}>
-                    <td>
-                      <button type="button" className="link-button field-name" title={`Show logs that have ${field}`} onClick={() => onFilter(`${field}:*`)}>
-                        {field}
-                      </button>
-                    </td>
-                    <td>
-                      <button type="button" className="link-button field-value" title={`Filter: ${fieldTerm(field, value)}`} onClick={() => onFilter(fieldTerm(field, value))}>
-                        {value === null ? 'null' : typeof value === 'object' ? JSON.stringify(value) : String(value)}
-                      </button>
-                    </td>
-                    <td className="field-actions">
-                      <button type="button" className="chip" aria-label={`Filter to ${fieldTerm(field, value)}`} onClick={() => onFilter(fieldTerm(field, value))}>
-                        +
-                      </button>
-                      <button type="button" className="chip" aria-label={`Exclude ${fieldTerm(field, value)}`} onClick={() => onFilter(fieldTerm(field, value, true))}>
-                        −
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          {hasMeta ? <pre className="json" aria-label="Metadata">{JSON.stringify(log.metadata, null, 2)}</pre> : <p className="muted small">No metadata.</p>}
-          <CopyButton text={JSON.stringify(log, null, 2)} label="Copy as JSON" />
-        </div>
-      )}
+      {open && <LogDetails log={log} zone={zone} actions={actions} />}
     </div>
   );
 });

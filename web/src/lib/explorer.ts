@@ -487,3 +487,10 @@ export function contextQuery(log: Pick<Log, 'source' | 'metadata' | 'level' | 'm
 export function isMultiline(value: unknown): value is string {
   return typeof value === 'string' && value.includes('\n');
 }
+
+/** A facet's value (always text) as the query language takes it: numbers and booleans as in JSON, the rest as text. */
+export function facetRaw(value: string): unknown {
+  if (/^-?\d+(\.\d+)?$/.test(value) && String(Number(value)) === value) return Number(value);
+  if (value === 'true' || value === 'false') return value === 'true';
+  return value;
+}

@@ -1,40 +1,31 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useApi } from '../lib/context.ts';
-import { formatCount } from '../lib/format.ts';
-import {
-  addTerm,
-  fieldName,
-  flattenMetadata,
-  querySyntaxError,
-  fieldTerm,
-  summariseFields,
-  fromLocalInput,
-  fromUrlParams,
-  LEVELS,
-  PRESETS,
-  resolveRange,
-  searchPath,
-  statsPath,
-  tailAccepts,
-  tailPath,
-  toLocalInput,
-  toUrlParams,
-  type Level,
-  type LogQuery,
-  type PresetId,
-} from '../lib/query.ts';
-import { navigate } from '../lib/router.ts';
 import { ApiError } from '../lib/api.ts';
+import { useApi } from '../lib/context.ts';
+import { addColumn, addToHistory, alertFromSearchUrl, explorerUrl, readHistory, removeColumn, sortLogs, viewToQuery, writeHistory, zoomOut, type SortDir } from '../lib/explorer.ts';
+import { contextPath, facetsPath, fieldsPath, type ContextAnswer, type FacetsAnswer, type FieldsAnswer, type View } from '../lib/explorer-api.ts';
+import { formatCount, zoneLabel } from '../lib/format.ts';
+import { addTerm, fieldName, flattenMetadata, fromUrlParams, querySyntaxError, rangeFilterParams, searchPath, statsPath, tailAccepts, tailPath, type LogQuery, type TimeRange } from '../lib/query.ts';
+import { navigate } from '../lib/router.ts';
 import { TailClient, type TailStatus } from '../lib/tail.ts';
 import type { Log, Page, Project, Stats } from '../lib/types.ts';
+import { AggregateTable } from '../components/AggregateTable.tsx';
+import { ContextPanel } from '../components/ContextPanel.tsx';
+import { ExportMenu } from '../components/ExportMenu.tsx';
+import { FieldSidebar } from '../components/FieldSidebar.tsx';
 import { Histogram } from '../components/Histogram.tsx';
+import { LogDetails } from '../components/LogDetails.tsx';
 import { LogList } from '../components/LogList.tsx';
+import { ProjectTabs } from '../components/ProjectTabs.tsx';
+import { QueryBar, type SyntaxError } from '../components/QueryBar.tsx';
 import { SendFirstLog } from '../components/SendFirstLog.tsx';
+import { AUTO_REFRESH, TimeControls, useTimeZone, type AutoRefresh } from '../components/TimeControls.tsx';
+import { ShareMenu, ViewsMenu } from '../components/ViewsMenu.tsx';
 import { ErrorNote, Link, PageHeader, Spinner, useResource } from '../components/ui.tsx';
 
 /** The most lines the explorer keeps in memory; beyond it, the oldest go. */
 const MAX_ROWS = 50_000;
 const PAGE_SIZE = 500;
+const WRAP_KEY = 'loglane.wrapLines';
 
 interface Results {
   logs: Log[];
@@ -56,10 +47,31 @@ function useWidth<T extends HTMLElement>(): [React.RefObject<T | null>, number] 
   return [ref, width];
 }
 
+function readFlag(key: string): boolean {
+  try {
+    return localStorage.getItem(key) === '1';
+  } catch {
+    return false;
+  }
+}
+
+function storage(): Storage | undefined {
+  try {
+    return localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
 export function ExplorerPage({ projectId, search }: { projectId: string; search: URLSearchParams }) {
   const api = useApi();
+  const zone = useTimeZone();
   const project = useResource<Project>(`/v1/projects/${encodeURIComponent(projectId)}`);
   const query = useMemo(() => fromUrlParams(search), [search.toString()]); // eslint-disable-line react-hooks/exhaustive-deps
+  const viewId = search.get('view');
+  const linkedLogId = search.get('log');
+  // A view's own link (`?view=<id>` alone) opens with the view's search.
+  const viewOnly = viewId !== null && [...search.keys()].every((k) => k === 'view');
   const [now, setNow] = useState(() => Date.now());
   const [results, setResults] = useState<Results>({ logs: [], cursor: null, loading: true, error: undefined });
   const [stats, setStats] = useState<Stats | undefined>();
@@ -67,29 +79,51 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
   const generation = useRef(0);
   const seen = useRef(new Set<string>());
   const [chartRef, chartWidth] = useWidth<HTMLDivElement>();
+  const [wrap, setWrap] = useState(() => readFlag(WRAP_KEY));
+  const [sort, setSort] = useState<{ column: string; dir: SortDir } | null>(null);
+  const [autoRefresh, setAutoRefresh] = useState<AutoRefresh>('off');
+  const [zoomStack, setZoomStack] = useState<TimeRange[]>([]);
+  const [history, setHistory] = useState(() => readHistory(storage()));
+  const [contextLog, setContextLog] = useState<Log | null>(null);
+  const [viewError, setViewError] = useState<unknown>();
+  const queryInput = useRef<HTMLInputElement>(null);
 
   const setQuery = useCallback(
-    (next: LogQuery) => {
+    (next: LogQuery, options: { keepView?: boolean; view?: string | null } = {}) => {
       setNow(Date.now());
-      navigate(`/projects/${encodeURIComponent(projectId)}/logs?${toUrlParams(next)}`, { replace: true });
+      const view = options.view !== undefined ? options.view : viewId;
+      navigate(explorerUrl(projectId, next, { extra: view ? { view } : {} }), { replace: true });
     },
-    [projectId],
+    [projectId, viewId],
   );
 
-  // Search and histogram, whenever the query (or "Refresh") changes.
+  // Open a view from its link.
   useEffect(() => {
+    if (!viewOnly || !viewId) return;
+    const ctrl = new AbortController();
+    setViewError(undefined);
+    api.get<View>(`/v1/projects/${encodeURIComponent(projectId)}/views/${encodeURIComponent(viewId)}`, ctrl.signal).then(
+      (v) => setQuery(viewToQuery(v), { view: v.id }),
+      (e: unknown) => !ctrl.signal.aborted && setViewError(e),
+    );
+    return () => ctrl.abort();
+  }, [api, projectId, viewId, viewOnly]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  // Search and histogram, whenever the query (or "Refresh") changes. The rows on screen stay until
+  // the new answer arrives, so a refused query does not blank the list.
+  useEffect(() => {
+    if (viewOnly) return;
     const gen = ++generation.current;
     const ctrl = new AbortController();
-    setResults({ logs: [], cursor: null, loading: true, error: undefined });
-    seen.current = new Set();
+    setResults((r) => ({ ...r, loading: true, error: undefined }));
     api.get<Page<Log>>(searchPath(projectId, query, now, { limit: PAGE_SIZE }), ctrl.signal).then(
       (page) => {
         if (gen !== generation.current) return;
-        for (const l of page.data) seen.current.add(l.id);
+        seen.current = new Set(page.data.map((l) => l.id));
         setResults({ logs: page.data, cursor: page.nextCursor, loading: false, error: undefined });
       },
       (error: unknown) => {
-        if (gen === generation.current && !ctrl.signal.aborted) setResults({ logs: [], cursor: null, loading: false, error });
+        if (gen === generation.current && !ctrl.signal.aborted) setResults((r) => ({ ...r, cursor: null, loading: false, error }));
       },
     );
     setStatsError(undefined);
@@ -100,11 +134,11 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
     );
     return () => ctrl.abort();
     // The chart width decides the bar count only when the query is (re)run.
-  }, [api, projectId, query, now]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [api, projectId, query, now, viewOnly]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const loadMore = useCallback(() => {
     setResults((r) => {
-      if (r.loading || !r.cursor || r.logs.length >= MAX_ROWS) return r;
+      if (r.loading || !r.cursor || r.logs.length >= MAX_ROWS || r.error !== undefined) return r;
       const gen = generation.current;
       api.get<Page<Log>>(searchPath(projectId, query, now, { cursor: r.cursor, limit: PAGE_SIZE })).then(
         (page) => {
@@ -153,6 +187,28 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
     };
   }, [api, projectId, query, tailOn]);
 
+  // Auto-refresh ("Last …" ranges only, and not while the live tail runs).
+  const refreshMs = AUTO_REFRESH.find((a) => a.id === autoRefresh)?.ms ?? 0;
+  useEffect(() => {
+    if (!refreshMs || tailOn || query.range.kind !== 'preset') return;
+    const t = setInterval(() => setNow(Date.now()), refreshMs);
+    return () => clearInterval(t);
+  }, [refreshMs, tailOn, query.range.kind]);
+
+  // "/" goes to the search box (unless typing somewhere already).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
+      const t = e.target as HTMLElement | null;
+      if (t && (t.closest('input, textarea, select, [contenteditable="true"]') || t.closest('dialog'))) return;
+      e.preventDefault();
+      queryInput.current?.focus();
+      queryInput.current?.select();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+
   // A tail the server refused or ended for good may mean the caller was removed from the project:
   // ask for the project again, and a 404 takes the page down to a plain "no access".
   const failed = tailOn && tailStatus.status === 'failed';
@@ -165,13 +221,79 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
     if (lostAccess) setTailOn(false);
   }, [lostAccess]);
 
+  // The fields of the range for autocomplete (the sidebar asks with the query too).
+  const rangeOnly = useMemo(() => rangeFilterParams({ ...query, query: '', levels: [] }, now).toString(), [query, now]);
+  const [rangeFields, setRangeFields] = useState<string[]>([]);
+  useEffect(() => {
+    const ctrl = new AbortController();
+    api.get<FieldsAnswer>(fieldsPath(projectId, new URLSearchParams(rangeOnly)), ctrl.signal).then(
+      (f) => setRangeFields(f.fields.map((x) => x.field)),
+      () => undefined,
+    );
+    return () => ctrl.abort();
+  }, [api, projectId, rangeOnly]);
+  const autocompleteFields = useMemo(() => {
+    if (rangeFields.length) return rangeFields;
+    const set = new Set<string>();
+    for (const log of results.logs.slice(0, 200)) for (const [p] of flattenMetadata(log.metadata)) set.add(fieldName(p));
+    return [...set];
+  }, [rangeFields, results.logs]);
+
+  const loadValues = useCallback(
+    async (field: string) => {
+      const a = await api.get<FacetsAnswer>(facetsPath(projectId, new URLSearchParams(rangeOnly), [field], { limit: 20 }));
+      return (a.facets[0]?.values ?? []).map((v) => ({ value: v.value, count: v.count }));
+    },
+    [api, projectId, rangeOnly],
+  );
+  const check = useCallback(
+    async (text: string, signal: AbortSignal): Promise<SyntaxError | undefined> => {
+      // Over an empty range: the server parses the query and finds nothing, quickly.
+      const t = Date.now();
+      const p = new URLSearchParams({ query: text, from: new Date(t).toISOString(), to: new Date(t).toISOString(), limit: '1' });
+      try {
+        await api.get(`/v1/projects/${encodeURIComponent(projectId)}/logs?${p}`, signal);
+        return undefined;
+      } catch (e) {
+        return e instanceof ApiError && e.status === 400 ? querySyntaxError(e.details) : undefined;
+      }
+    },
+    [api, projectId],
+  );
+
+  // A permalink's log, shown open above the list.
+  const [linked, setLinked] = useState<{ log?: Log; error?: unknown } | null>(null);
+  useEffect(() => {
+    if (!linkedLogId) return setLinked(null);
+    const ctrl = new AbortController();
+    setLinked({});
+    api.get<ContextAnswer>(contextPath(projectId, linkedLogId, { before: 0, after: 0 }), ctrl.signal).then(
+      (a) => setLinked({ log: a.log }),
+      (error: unknown) => !ctrl.signal.aborted && setLinked({ error }),
+    );
+    return () => ctrl.abort();
+  }, [api, projectId, linkedLogId]);
+  const linkedLog = linked?.log ?? (linkedLogId ? results.logs.find((l) => l.id === linkedLogId) : undefined);
+
   const paused = tailStatus.status === 'paused';
-  const range = resolveRange(query.range, now);
+  const filters = useMemo(() => rangeFilterParams(query, now).toString(), [query, now]);
   const projectName = project.data?.name ?? 'Project';
+  const syntaxError = results.error instanceof ApiError && results.error.status === 400 ? querySyntaxError(results.error.details) : undefined;
   const empty = !results.loading && results.error === undefined && results.logs.length === 0;
   const filtered = query.levels.length > 0 || query.query.trim() !== '';
-  const syntaxError = results.error instanceof ApiError && results.error.status === 400 ? querySyntaxError(results.error.details) : undefined;
-  const addFilter = (term: string) => setQuery({ ...query, query: addTerm(query.query, term) });
+  const addFilter = useCallback((term: string) => setQuery({ ...query, query: addTerm(query.query, term) }), [query, setQuery]);
+  const onAddColumn = useCallback((field: string) => setQuery({ ...query, columns: addColumn(query.columns, field) }), [query, setQuery]);
+  const shown = useMemo(() => (sort && query.columns.includes(sort.column) ? sortLogs(results.logs, sort.column, sort.dir) : results.logs), [results.logs, sort, query.columns]);
+  const run = (text: string) => {
+    const next = addToHistory(history, text);
+    setHistory(next);
+    writeHistory(storage(), next);
+    setQuery({ ...query, query: text });
+  };
+  const onRange = (r: TimeRange) => {
+    setZoomStack([]);
+    setQuery({ ...query, range: r });
+  };
 
   if (lostAccess) {
     return (
@@ -189,58 +311,141 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
     );
   }
 
+  if (viewOnly) {
+    return (
+      <main className="page explorer">
+        <PageHeader title={<>{projectName} <span className="muted small-title">logs</span></>} />
+        <ProjectTabs projectId={projectId} current="logs" />
+        {viewError !== undefined ? (
+          <>
+            <ErrorNote error={viewError} />
+            <p>
+              <Link to={`/projects/${projectId}/logs`}>Open the logs without the view</Link>
+            </p>
+          </>
+        ) : (
+          <Spinner label="Opening the saved view…" />
+        )}
+      </main>
+    );
+  }
+
   return (
     <main className="page explorer">
       <PageHeader title={<>{projectName} <span className="muted small-title">logs</span></>}>
-        <Link to={`/projects/${projectId}/alerts`} className="button secondary">
-          Alerts
-        </Link>
-        <Link to={`/projects/${projectId}/settings`} className="button secondary">
-          Settings
+        <ViewsMenu
+          projectId={projectId}
+          role={project.data?.role}
+          query={query}
+          currentViewId={viewId}
+          onOpen={(v) => setQuery(viewToQuery(v), { view: v.id })}
+          onSaved={(v) => setQuery(query, { view: v.id })}
+          onDeleted={(id) => id === viewId && setQuery(query, { view: null })}
+        />
+        <ShareMenu projectId={projectId} query={query} viewId={viewId} now={now} />
+        <ExportMenu projectId={projectId} filters={filters} columns={query.columns} />
+        <Link to={alertFromSearchUrl(projectId, query)} className="button secondary">
+          Create alert from this search
         </Link>
       </PageHeader>
-      <QueryBar query={query} onChange={setQuery} onRefresh={() => setNow(Date.now())} from={range.from} to={range.to} syntaxError={syntaxError} />
+      <ProjectTabs projectId={projectId} current="logs" />
+      <QueryBar
+        query={query.query}
+        levels={query.levels}
+        onRun={run}
+        onLevels={(levels) => setQuery({ ...query, levels })}
+        error={syntaxError}
+        check={check}
+        fields={autocompleteFields}
+        loadValues={loadValues}
+        history={history}
+        inputRef={queryInput}
+      />
 
-      <div className="tail-bar" role="group" aria-label="Live tail">
-        {!tailOn ? (
-          <button type="button" className="primary" onClick={() => { setLiveCount(0); setTailOn(true); }} disabled={!tailAccepts(query)} title={tailAccepts(query) ? undefined : 'Live tail follows the “Last …” ranges, not a custom range in the past.'}>
-            ▶ Live tail
-          </button>
-        ) : (
-          <>
-            {paused ? (
-              <button type="button" className="primary" onClick={() => tailRef.current?.resume()}>
-                Resume
-              </button>
-            ) : (
-              <button type="button" className="secondary" onClick={() => void tailRef.current?.pause()}>
-                Pause
-              </button>
-            )}
-            <button type="button" className="secondary" onClick={() => setTailOn(false)}>
-              Stop
+      <div className="explorer-toolbar">
+        <TimeControls
+          range={query.range}
+          now={now}
+          onRange={onRange}
+          onRefresh={() => setNow(Date.now())}
+          autoRefresh={autoRefresh}
+          onAutoRefresh={setAutoRefresh}
+          onZoomOut={
+            zoomStack.length > 0 || query.range.kind === 'custom'
+              ? () => {
+                  if (zoomStack.length) {
+                    const prev = zoomStack[zoomStack.length - 1]!;
+                    setZoomStack((s) => s.slice(0, -1));
+                    setQuery({ ...query, range: prev });
+                  } else setQuery({ ...query, range: zoomOut(query.range, Date.now()) });
+                }
+              : undefined
+          }
+        />
+        <div className="tail-bar" role="group" aria-label="Live tail">
+          {!tailOn ? (
+            <button type="button" className="primary" onClick={() => { setLiveCount(0); setTailOn(true); }} disabled={!tailAccepts(query)} title={tailAccepts(query) ? undefined : 'Live tail follows the “Last …” ranges, not a custom range in the past.'}>
+              ▶ Live tail
             </button>
-          </>
-        )}
-        <span className={`tail-status status-${tailOn ? tailStatus.status : 'stopped'}`} role="status" aria-live="polite">
-          {tailOn ? tailLabel(tailStatus.status, liveCount) : 'Live tail is off'}
-          {tailOn && tailStatus.detail && tailStatus.status !== 'live' ? ` — ${tailStatus.detail}` : ''}
-        </span>
+          ) : (
+            <>
+              {paused ? (
+                <button type="button" className="primary" onClick={() => tailRef.current?.resume()}>
+                  Resume
+                </button>
+              ) : (
+                <button type="button" className="secondary" onClick={() => void tailRef.current?.pause()}>
+                  Pause
+                </button>
+              )}
+              <button type="button" className="secondary" onClick={() => setTailOn(false)}>
+                Stop
+              </button>
+            </>
+          )}
+          <span className={`tail-status status-${tailOn ? tailStatus.status : 'stopped'}`} role="status" aria-live="polite">
+            {tailOn ? tailLabel(tailStatus.status, liveCount) : 'Live tail is off'}
+            {tailOn && tailStatus.detail && tailStatus.status !== 'live' ? ` — ${tailStatus.detail}` : ''}
+          </span>
+        </div>
       </div>
 
-      <div ref={chartRef} className="chart-box card">
-        <GroupByControl value={query.groupBy} fields={fieldsOnScreen(results.logs)} onChange={(groupBy) => setQuery({ ...query, groupBy })} />
-        {statsError !== undefined ? (
-          syntaxError ? <p className="muted">Fix the query to count logs.</p> : <ErrorNote error={statsError} />
-        ) : stats ? (
-          <Histogram stats={stats} width={chartWidth} onSelect={(from, to) => setQuery({ ...query, range: { kind: 'custom', from, to } })} />
-        ) : (
-          <Spinner label="Counting logs…" />
-        )}
+      <div className="chart-row">
+        <div ref={chartRef} className="chart-box card">
+          <GroupByControl value={query.groupBy} fields={autocompleteFields} onChange={(groupBy) => setQuery({ ...query, groupBy })} />
+          {statsError !== undefined ? (
+            syntaxError ? <p className="muted">Fix the query to count logs.</p> : <ErrorNote error={statsError} />
+          ) : stats ? (
+            <Histogram
+              stats={stats}
+              width={chartWidth}
+              zone={zone}
+              onSelect={(from, to) => {
+                setZoomStack((s) => [...s, query.range]);
+                setQuery({ ...query, range: { kind: 'custom', from, to } });
+              }}
+            />
+          ) : (
+            <Spinner label="Counting logs…" />
+          )}
+        </div>
+        {!syntaxError && <AggregateTable projectId={projectId} filters={filters} field={query.groupBy.trim()} onFilter={addFilter} />}
       </div>
+
+      {linkedLogId && (
+        <section className="linked-log card" aria-label="Linked log">
+          <h2>Linked log</h2>
+          {linkedLog ? (
+            <LogDetails log={linkedLog} zone={zone} actions={{ onFilter: addFilter, onAddColumn, onContext: setContextLog, projectId }} />
+          ) : linked?.error !== undefined ? (
+            <ErrorNote error={linked.error} />
+          ) : (
+            <Spinner label="Loading the log…" />
+          )}
+        </section>
+      )}
 
       {results.error !== undefined && !syntaxError && <ErrorNote error={results.error} onRetry={() => setNow(Date.now())} />}
-      {results.loading && results.logs.length === 0 && <Spinner label="Searching logs…" />}
       {empty && !filtered && project.data && project.data.logCount === 0 ? (
         <>
           <div className="empty">
@@ -249,29 +454,61 @@ export function ExplorerPage({ projectId, search }: { projectId: string; search:
           </div>
           <SendFirstLog apiKey={null} />
         </>
-      ) : empty ? (
-        <div className="empty">
-          <h3>No logs match</h3>
-          <p>Nothing in this time range matches the filters. Widen the range or clear a filter.</p>
-        </div>
-      ) : null}
-      {results.logs.length > 0 && (
+      ) : (
         <div className="results-layout">
-          <FieldSidebar logs={results.logs} onFilter={addFilter} />
-          <div className="results-main">
-          <div className="result-count muted" aria-live="polite">
-            Showing {formatCount(results.logs.length)} {results.logs.length === 1 ? 'log' : 'logs'}, newest first
-            {results.cursor ? ' — scroll for more' : ''}
-          </div>
-          <LogList
-            logs={results.logs}
-            onFilter={addFilter}
-            onEndReached={loadMore}
-            footer={results.loading ? 'Loading more…' : results.cursor ? undefined : results.logs.length >= MAX_ROWS ? `Showing the newest ${formatCount(MAX_ROWS)}; narrow the range to see older logs.` : 'End of results.'}
-          />
+          <FieldSidebar projectId={projectId} filters={filters} logs={results.logs} columns={query.columns} onFilter={addFilter} onAddColumn={onAddColumn} />
+          <div className={`results-main${syntaxError ? ' stale' : ''}`}>
+            <div className="results-head">
+              <div className="result-count muted" aria-live="polite">
+                {results.loading && results.logs.length === 0
+                  ? 'Searching logs…'
+                  : `Showing ${formatCount(results.logs.length)} ${results.logs.length === 1 ? 'log' : 'logs'}, ${sort ? `sorted by ${sort.column} (loaded logs only)` : 'newest first'}${results.cursor ? ' — scroll for more' : ''} · times in ${zoneLabel(zone, now)}`}
+              </div>
+              <label className="toggle">
+                <input
+                  type="checkbox"
+                  checked={wrap}
+                  onChange={(e) => {
+                    setWrap(e.target.checked);
+                    try {
+                      localStorage.setItem(WRAP_KEY, e.target.checked ? '1' : '0');
+                    } catch {
+                      /* private mode */
+                    }
+                  }}
+                />
+                Wrap lines
+              </label>
+            </div>
+            {empty && (
+              <div className="empty">
+                <h3>No logs match</h3>
+                <p>Nothing in this time range matches the filters. Widen the range or clear a filter.</p>
+              </div>
+            )}
+            {results.loading && results.logs.length === 0 && <Spinner label="Searching logs…" />}
+            {results.logs.length > 0 && (
+              <LogList
+                logs={shown}
+                columns={query.columns}
+                wrap={wrap}
+                zone={zone}
+                projectId={projectId}
+                sort={sort}
+                onSort={(c) => setSort((s) => (!s || s.column !== c ? { column: c, dir: 'asc' } : s.dir === 'asc' ? { column: c, dir: 'desc' } : null))}
+                onRemoveColumn={(c) => setQuery({ ...query, columns: removeColumn(query.columns, c) })}
+                onFilter={addFilter}
+                onAddColumn={onAddColumn}
+                onContext={setContextLog}
+                onEndReached={loadMore}
+                openId={linkedLogId}
+                footer={results.loading ? 'Loading more…' : results.cursor ? undefined : results.logs.length >= MAX_ROWS ? `Showing the newest ${formatCount(MAX_ROWS)}; narrow the range to see older logs.` : 'End of results.'}
+              />
+            )}
           </div>
         </div>
       )}
+      <ContextPanel projectId={projectId} log={contextLog} zone={zone} onClose={() => setContextLog(null)} onFilter={addFilter} />
     </main>
   );
 }
@@ -309,196 +546,6 @@ function addToStats(stats: Stats, logs: Log[]): Stats {
   return { ...stats, buckets };
 }
 
-function QueryBar({ query, onChange, onRefresh, from, to, syntaxError }: { query: LogQuery; onChange: (q: LogQuery) => void; onRefresh: () => void; from: number; to: number; syntaxError?: { column: number; message: string } }) {
-  const [search, setSearch] = useState(query.query);
-  const [help, setHelp] = useState(false);
-  const [customFrom, setCustomFrom] = useState(toLocalInput(from));
-  const [customTo, setCustomTo] = useState(toLocalInput(to));
-  const [rangeError, setRangeError] = useState<string | null>(null);
-  const custom = query.range.kind === 'custom';
-
-  // Typing settles for a moment before the query runs.
-  useEffect(() => {
-    if (search === query.query) return;
-    const t = setTimeout(() => onChange({ ...query, query: search }), 400);
-    return () => clearTimeout(t);
-  }, [search]); // eslint-disable-line react-hooks/exhaustive-deps
-  useEffect(() => setSearch(query.query), [query.query]);
-  useEffect(() => {
-    setCustomFrom(toLocalInput(from));
-    setCustomTo(toLocalInput(to));
-  }, [from, to]);
-
-  function toggleLevel(level: Level) {
-    const levels = query.levels.includes(level) ? query.levels.filter((l) => l !== level) : [...query.levels, level];
-    onChange({ ...query, levels });
-  }
-
-  function applyCustom() {
-    const f = fromLocalInput(customFrom);
-    const t = fromLocalInput(customTo);
-    if (f === undefined || t === undefined) return setRangeError('Enter both a start and an end.');
-    if (f >= t) return setRangeError('The start must be before the end.');
-    setRangeError(null);
-    onChange({ ...query, range: { kind: 'custom', from: f, to: t } });
-  }
-
-  return (
-    <form className="query-bar card" role="search" aria-label="Filter logs" onSubmit={(e) => { e.preventDefault(); onChange({ ...query, query: search }); }}>
-      <div className="query-row">
-        <label className="inline-label">
-          <span>Time range</span>
-          <select
-            value={custom ? 'custom' : query.range.kind === 'preset' ? query.range.preset : '1h'}
-            onChange={(e) => {
-              const v = e.target.value;
-              if (v === 'custom') onChange({ ...query, range: { kind: 'custom', from, to } });
-              else onChange({ ...query, range: { kind: 'preset', preset: v as PresetId } });
-            }}
-          >
-            {PRESETS.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.label}
-              </option>
-            ))}
-            <option value="custom">Custom range…</option>
-          </select>
-        </label>
-        {custom && (
-          <div className="custom-range">
-            <label className="inline-label">
-              <span>From</span>
-              <input type="datetime-local" value={customFrom} onChange={(e) => setCustomFrom(e.target.value)} />
-            </label>
-            <label className="inline-label">
-              <span>To</span>
-              <input type="datetime-local" value={customTo} onChange={(e) => setCustomTo(e.target.value)} />
-            </label>
-            <button type="button" className="secondary" onClick={applyCustom}>
-              Apply
-            </button>
-            {rangeError && <span className="field-error" role="alert">{rangeError}</span>}
-          </div>
-        )}
-        <button type="button" className="secondary" onClick={onRefresh} title="Run the query again up to now">
-          Refresh
-        </button>
-      </div>
-      <div className="query-row">
-        <div className="search-box">
-          <label className="inline-label grow">
-            <span>Search</span>
-            <input
-              type="search"
-              className="query-input"
-              value={search}
-              placeholder='e.g. timeout @res.statusCode:>=500 -source:worker'
-              onChange={(e) => setSearch(e.target.value)}
-              spellCheck={false}
-              aria-invalid={syntaxError ? true : undefined}
-              aria-describedby={syntaxError ? 'query-error' : undefined}
-            />
-          </label>
-          <button type="button" className="secondary" aria-expanded={help} aria-controls="query-help" onClick={() => setHelp((h) => !h)}>
-            Syntax
-          </button>
-        </div>
-      </div>
-      {syntaxError && <QueryError id="query-error" query={query.query} error={syntaxError} />}
-      {help && <CheatSheet onClose={() => setHelp(false)} />}
-      <fieldset className="level-chips">
-        <legend>Levels</legend>
-        {LEVELS.map((level) => (
-          <button key={level} type="button" className={`chip lvl-chip-${level}`} aria-pressed={query.levels.includes(level)} onClick={() => toggleLevel(level)}>
-            {level}
-          </button>
-        ))}
-        {query.levels.length > 0 && (
-          <button type="button" className="link-button" onClick={() => onChange({ ...query, levels: [] })}>
-            All levels
-          </button>
-        )}
-      </fieldset>
-    </form>
-  );
-}
-
-
-/** The query with the character at the error's column marked, and the server's message. */
-function QueryError({ id, query, error }: { id: string; query: string; error: { column: number; message: string } }) {
-  const chars = Array.from(query);
-  const i = Math.max(0, error.column - 1);
-  return (
-    <div className="query-error" id={id} role="alert">
-      <pre className="query-echo" aria-hidden="true">
-        {chars.slice(0, i).join('')}
-        <mark>{chars[i] ?? ' '}</mark>
-        {chars.slice(i + 1).join('')}
-        {'\n'}
-        {' '.repeat(i)}^
-      </pre>
-      <span className="field-error">{error.message}</span>
-    </div>
-  );
-}
-
-const CHEATS: Array<[string, string]> = [
-  ['timeout', 'a word in the message or any field value'],
-  ['"connection reset"', 'a phrase (substring, any case)'],
-  ['time*  req-10?7', 'wildcards in a word'],
-  ['/took \\d+ms/', 'RE2 regular expression on the message'],
-  ['level:>=warn  source:api-*', 'the log\u2019s own fields'],
-  ['@res.statusCode:503', 'a metadata field (nested or dotted keys)'],
-  ['@res.statusCode:>=500  @ms:[100 TO 500]', 'comparisons and ranges'],
-  ['@user.id:*  -@user.id:*', 'the field exists / does not'],
-  ['@method:(GET OR POST)', 'any of several values'],
-  ['a b OR c  -d  NOT (e OR f)', 'AND is implied; NOT/- before OR; parentheses group'],
-  ['@path:"/v1/orders"  \\:', 'quote values with / * ? or spaces; \\ escapes one character'],
-];
-
-function CheatSheet({ onClose }: { onClose: () => void }) {
-  // The whole reference (docs/search.md) comes with the console, loaded on first use.
-  const [reference, setReference] = useState<string | null>(null);
-  const [showReference, setShowReference] = useState(false);
-  useEffect(() => {
-    if (!showReference || reference !== null) return;
-    void import('../../../docs/search.md?raw').then((m: { default: string }) => setReference(m.default), () => setReference('The reference could not be loaded.'));
-  }, [showReference, reference]);
-  return (
-    <section className="cheat-sheet" id="query-help" aria-label="Search syntax">
-      <table>
-        <tbody>
-          {CHEATS.map(([q, what]) => (
-            <tr key={q}>
-              <td>
-                <code>{q}</code>
-              </td>
-              <td>{what}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p className="small">
-        <button type="button" className="link-button" aria-expanded={showReference} onClick={() => setShowReference((v) => !v)}>
-          {showReference ? 'Hide the full reference' : 'Full reference (docs/search.md)'}
-        </button>
-        {' · '}
-        <button type="button" className="link-button" onClick={onClose}>
-          Close
-        </button>
-      </p>
-      {showReference && (reference === null ? <Spinner label="Loading the reference…" /> : <pre className="search-reference" tabIndex={0} aria-label="Search language reference">{reference}</pre>)}
-    </section>
-  );
-}
-
-/** Metadata fields of the logs on screen, as `@path`, most common first (at most 200 logs looked at). */
-function fieldsOnScreen(logs: Log[]): string[] {
-  const counts = new Map<string, number>();
-  for (const log of logs.slice(0, 200)) for (const [path] of flattenMetadata(log.metadata)) { const f = fieldName(path); counts.set(f, (counts.get(f) ?? 0) + 1); }
-  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([f]) => f).slice(0, 50);
-}
-
 /** Chooses what the histogram splits by: level (the default), source, or any field. */
 function GroupByControl({ value, fields, onChange }: { value: string; fields: string[]; onChange: (v: string) => void }) {
   const [text, setText] = useState(value);
@@ -517,53 +564,20 @@ function GroupByControl({ value, fields, onChange }: { value: string; fields: st
           onChange={(e) => setText(e.target.value)}
           onBlur={apply}
           onKeyDown={(e) => {
-            if (e.key === 'Enter') { e.preventDefault(); apply(); }
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              apply();
+            }
           }}
         />
       </label>
       <datalist id="group-by-fields">
         <option value="level" />
         <option value="source" />
-        {fields.map((f) => (
+        {fields.slice(0, 100).map((f) => (
           <option key={f} value={f} />
         ))}
       </datalist>
     </div>
-  );
-}
-
-/** The fields of the logs on screen with their top values and counts; click a value to filter. */
-function FieldSidebar({ logs, onFilter }: { logs: Log[]; onFilter: (term: string) => void }) {
-  const fields = useMemo(() => summariseFields(logs), [logs]);
-  const [narrow] = useState(() => typeof window !== 'undefined' && window.matchMedia('(max-width: 800px)').matches);
-  return (
-    <aside className="field-sidebar" aria-label="Fields on screen">
-      <details open={!narrow}>
-        <summary>
-          Fields <span className="muted">in {logs.length > 1000 ? 'the newest 1,000' : formatCount(logs.length)} {logs.length === 1 ? 'log' : 'logs'} shown</span>
-        </summary>
-        {fields.length === 0 && <p className="muted small">No fields.</p>}
-        {fields.map((f) => (
-          <details key={f.field} className="field-summary">
-            <summary>
-              <span className="field-summary-name">{f.field}</span> <span className="muted">{formatCount(f.count)}</span>
-            </summary>
-            <ul>
-              {f.top.map((v) => (
-                <li key={v.text}>
-                  <button type="button" className="link-button field-value" title={`Filter: ${fieldTerm(f.field, v.value)}`} onClick={() => onFilter(fieldTerm(f.field, v.value))}>
-                    {v.text}
-                  </button>
-                  <span className="muted">{formatCount(v.count)}</span>
-                  <button type="button" className="chip" aria-label={`Exclude ${fieldTerm(f.field, v.value)}`} onClick={() => onFilter(fieldTerm(f.field, v.value, true))}>
-                    −
-                  </button>
-                </li>
-              ))}
-            </ul>
-          </details>
-        ))}
-      </details>
-    </aside>
   );
 }
