@@ -5,8 +5,9 @@
  *   npm run bench:console -- [--engine sqlite|postgres|both] [--logs 50000] [--scroll-seconds 4] [--pg-url URL]
  *
  * For each engine: a fresh database, the built server (dist/cli.js) serving the built console, one
- * account and project holding `--logs` logs over the last hour. The browser signs in, opens the
- * log explorer and measures:
+ * account and project holding `--logs` pino-http-shaped logs over the last hour (reqId, req.url,
+ * res.statusCode, responseTime; every tenth an error with a multi-line err.stack). The browser
+ * signs in, opens the log explorer with two columns (`@res.statusCode`, `@reqId`) and measures:
  *   - first rows: from navigation to the first page of logs on screen;
  *   - load all: scrolling to the end until every log is in the list (pages of 500, fetched as the
  *     reader nears the bottom);
@@ -131,7 +132,16 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     for (let start = 0; start < options.logs; start += 5000) {
       const batch = [];
       for (let i = start; i < Math.min(options.logs, start + 5000); i++) {
-        batch.push({ timestamp: now - 3_500_000 + Math.floor((i / options.logs) * 3_400_000), level: levels[i % 6], source: `svc-${i % 7}`, message: `GET /api/orders/${i} 200 in ${i % 250}ms`, metadata: { i, user: `u${i % 100}` } });
+        const failed = i % 10 === 0;
+        const metadata: Record<string, unknown> = {
+          reqId: `req-${i}`,
+          req: { method: i % 4 ? 'GET' : 'POST', url: `/api/orders/${i % 500}`, headers: { host: 'shop.example', 'user-agent': 'curl/8.5.0' } },
+          res: { statusCode: failed ? 503 : 200 },
+          responseTime: i % 250,
+          user: `u${i % 100}`,
+        };
+        if (failed) metadata.err = { type: 'Error', message: 'upstream timed out', stack: `Error: upstream timed out\n    at Timeout._onTimeout (/srv/shop/lib/upstream.js:41:17)\n    at listOnTimeout (node:internal/timers:573:17)` };
+        batch.push({ timestamp: now - 3_500_000 + Math.floor((i / options.logs) * 3_400_000), level: failed ? 'error' : levels[i % 6], source: `svc-${i % 7}`, message: failed ? `request errored: GET /api/orders/${i % 500} answered 503 after the upstream call timed out` : `request completed GET /api/orders/${i % 500} 200 in ${i % 250}ms`, metadata });
       }
       const res = await send(agent, `${base}/v1/logs`, 'POST', { 'x-api-key': project.apiKey, 'content-type': 'application/json' }, Buffer.from(JSON.stringify(batch)));
       if (res.status !== 202) throw new Error(`ingest answered ${res.status}: ${res.body.slice(0, 200)}`);
@@ -149,16 +159,21 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
 
+    const explorer = `/projects/${project.id}/logs?range=1h&columns=${encodeURIComponent('@res.statusCode,@reqId')}`;
     const t0 = Date.now();
-    await page.goto(`/projects/${project.id}/logs?range=1h`);
+    await page.goto(explorer);
     await page.locator('.log-line').first().waitFor();
     const firstRowsMs = Date.now() - t0;
 
+    // The page is the list's only scroll.
+    type Win = { scrollTo(x: number, y: number): void; scrollY: number; innerHeight: number; document: { documentElement: { scrollHeight: number } } };
     // Load everything by scrolling to the end until the list says it has reached it.
     const t1 = Date.now();
-    const scroller = page.locator('.log-scroll');
     for (;;) {
-      await scroller.evaluate((el) => void ((el as unknown as { scrollTop: number; scrollHeight: number }).scrollTop = (el as unknown as { scrollHeight: number }).scrollHeight));
+      await page.evaluate(() => {
+        const w = globalThis as unknown as Win;
+        w.scrollTo(0, w.document.documentElement.scrollHeight);
+      });
       // Read without waiting: between pages there is no footer at all.
       const footer = await page.evaluate(() => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector('.log-footer')?.textContent ?? '');
       if (/End of results|Showing the newest/.test(footer)) break;
@@ -166,28 +181,27 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
       await page.waitForTimeout(20);
     }
     const loadAllMs = Date.now() - t1;
-    const shown = Number((await page.locator('.result-count').innerText()).replace(/[^\d]/g, ''));
+    const shown = Number(/Showing ([\d,]+)/.exec(await page.locator('.result-count').innerText())?.[1]?.replace(/,/g, ''));
     if (shown !== options.logs) throw new Error(`the list shows ${shown} logs, expected ${options.logs}`);
 
     // Scroll top → bottom → top, one step per frame.
-    await scroller.evaluate((el) => void ((el as unknown as { scrollTop: number }).scrollTop = 0));
+    await page.evaluate(() => (globalThis as unknown as Win).scrollTo(0, 0));
     await page.waitForTimeout(300);
     await startRecording(page);
-    await scroller.evaluate(
-      (el, ms) =>
+    await page.evaluate(
+      (ms) =>
         new Promise<void>((resolve) => {
-          const box = el as unknown as { scrollTop: number; scrollHeight: number; clientHeight: number };
-          const raf = (globalThis as unknown as { requestAnimationFrame(cb: (t: number) => void): void }).requestAnimationFrame;
-          const span = box.scrollHeight - box.clientHeight;
+          const w = globalThis as unknown as Win & { requestAnimationFrame(cb: (t: number) => void): void };
+          const span = w.document.documentElement.scrollHeight - w.innerHeight;
           let start = 0;
           const step = (t: number) => {
             if (!start) start = t;
             const f = Math.min(1, (t - start) / ms);
-            box.scrollTop = span * (f < 0.5 ? f * 2 : 2 - f * 2);
-            if (f < 1) raf(step);
+            w.scrollTo(0, span * (f < 0.5 ? f * 2 : 2 - f * 2));
+            if (f < 1) w.requestAnimationFrame(step);
             else resolve();
           };
-          raf(step);
+          w.requestAnimationFrame(step);
         }),
       options.scrollSeconds * 1000,
     );
@@ -195,18 +209,19 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     const rowsInDom = await page.locator('.log-row').count();
 
     // Live appends while scrolled down: the reader's row must not move.
-    await page.goto(`/projects/${project.id}/logs?range=1h`);
+    await page.goto(explorer);
     await page.locator('.log-line').first().waitFor();
     await page.getByRole('button', { name: '▶ Live tail' }).click();
     await page.locator('.tail-status.status-live').waitFor();
-    await scroller.evaluate((el) => void ((el as unknown as { scrollTop: number }).scrollTop = 3000));
+    await page.evaluate(() => (globalThis as unknown as Win).scrollTo(0, 4000));
     await page.waitForTimeout(300);
     const rowAtTop = () =>
       page.evaluate(() => {
-        type Doc = { querySelector(s: string): { getBoundingClientRect(): { left: number; top: number } }; elementFromPoint(x: number, y: number): { closest(s: string): { getAttribute(n: string): string | null } | null } | null };
+        type Doc = { querySelector(s: string): { getBoundingClientRect(): { left: number; bottom: number } }; elementFromPoint(x: number, y: number): { closest(s: string): { getAttribute(n: string): string | null } | null } | null };
         const doc = (globalThis as unknown as { document: Doc }).document;
-        const r = doc.querySelector('.log-scroll').getBoundingClientRect();
-        return doc.elementFromPoint(r.left + 400, r.top + 12)?.closest('.log-line')?.getAttribute('data-log-id');
+        // Just under the list's sticky column header, at the top of the window.
+        const head = doc.querySelector('.log-head').getBoundingClientRect();
+        return doc.elementFromPoint(head.left + 600, head.bottom + 12)?.closest('.log-line')?.getAttribute('data-log-id');
       });
     const reading = await rowAtTop();
     await startRecording(page);

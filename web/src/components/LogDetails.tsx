@@ -170,7 +170,7 @@ function CopyValue({ text, field }: { text: string; field: string }) {
         setTimeout(() => setCopied(false), 1500);
       }}
     >
-      {copied ? '✓' : '⧉'}
+      {copied ? 'Copied' : 'Copy'}
     </button>
   );
 }
