@@ -6,7 +6,9 @@
 import { createWriteStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { LoglaneError } from '@loglane/client';
 import { parseColumns, splitList } from './cli-output.js';
@@ -80,28 +82,39 @@ export function attachmentName(header: string | null): string | undefined {
   return name === '' || name.startsWith('.') ? undefined : name;
 }
 
-async function requestExport(baseUrl: string, projectId: string, query: Record<string, string | undefined>, signal: AbortSignal, token: () => string | undefined, refresh: () => Promise<void>): Promise<Response> {
+/**
+ * The export request, by node:http rather than fetch: fetch gives up on an answer whose headers or
+ * next bytes take more than 5 minutes, and an export of a rare match over a long range may be
+ * quiet that long between its chunks.
+ */
+async function requestExport(baseUrl: string, projectId: string, query: Record<string, string | undefined>, signal: AbortSignal, token: () => string | undefined, refresh: () => Promise<void>): Promise<IncomingMessage> {
   const url = new URL(`${baseUrl}/v1/projects/${encodeURIComponent(projectId)}/logs/export`);
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, v);
   for (let attempt = 0; ; attempt++) {
     const headers: Record<string, string> = { 'user-agent': 'loglane-cli' };
     const t = token();
     if (t) headers.authorization = `Bearer ${t}`;
-    const res = await fetch(url, { headers, signal });
-    if (res.ok) return res;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal }, resolve);
+      req.on('error', reject);
+    });
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) return res;
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
     let body: { error?: { code?: string; message?: string; details?: unknown; requestId?: string } } | undefined;
     try {
-      body = (await res.json()) as typeof body;
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
     } catch {
       body = undefined;
     }
     const e = body?.error;
-    if (res.status === 401 && e?.code === 'TOKEN_EXPIRED' && attempt === 0) {
+    if (status === 401 && e?.code === 'TOKEN_EXPIRED' && attempt === 0) {
       await refresh();
       continue;
     }
-    const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-    throw new LoglaneError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? `The server answered ${res.status}.`, e?.details, e?.requestId, retryAfter);
+    const retryAfter = Number(res.headers['retry-after']) || undefined;
+    throw new LoglaneError(status, e?.code ?? `HTTP_${status}`, e?.message ?? `The server answered ${status}.`, e?.details, e?.requestId, retryAfter);
   }
 }
 
@@ -131,7 +144,7 @@ export async function exportLogs(projectRef: string, o: ExportOptions): Promise<
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 
-  let res: Response;
+  let res: IncomingMessage;
   try {
     res = await requestExport(
       client.baseUrl,
@@ -148,7 +161,7 @@ export async function exportLogs(projectRef: string, o: ExportOptions): Promise<
 
   let file: string | undefined;
   if (o.outputFile !== undefined && o.outputFile !== false) {
-    file = typeof o.outputFile === 'string' ? o.outputFile : (attachmentName(res.headers.get('content-disposition')) ?? `${project.name.replace(/[^\w.-]+/g, '_')}.${format}`);
+    file = typeof o.outputFile === 'string' ? o.outputFile : (attachmentName(res.headers['content-disposition'] ?? null) ?? `${project.name.replace(/[^\w.-]+/g, '_')}.${format}`);
   }
   const showProgress = o.progress ?? process.stderr.isTTY === true;
   const started = Date.now();
@@ -175,7 +188,7 @@ export async function exportLogs(projectRef: string, o: ExportOptions): Promise<
   }
 
   try {
-    await pipeline(Readable.fromWeb(res.body! as import('node:stream/web').ReadableStream<Uint8Array>), counter, target, { end: file !== undefined });
+    await pipeline(res, counter, target, { end: file !== undefined });
   } catch (err) {
     const pipeClosed = (err as NodeJS.ErrnoException | undefined)?.code === 'EPIPE';
     if (pipeClosed && !file) return; // `loglane export … | head`: the reader has what it wanted

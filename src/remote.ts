@@ -395,6 +395,8 @@ export function describeError(err: unknown): string {
     // fetch's "fetch failed" hides the reason in its cause.
     const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
     if (err.message === 'fetch failed' && cause) return `cannot reach the server (${cause.code ?? cause.message}): is it running, and is the address from \`loglane login\` right?`;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code && ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return `cannot reach the server (${code}): is it running, and is the address from \`loglane login\` right?`;
     return err.message;
   }
   return String(err);
