@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { cellText, isMultiline, logPermalink } from '../lib/explorer.ts';
 import { formatTime, type TimeZoneMode } from '../lib/format.ts';
 import { fieldName, fieldTerm, flattenMetadata } from '../lib/query.ts';
@@ -28,8 +28,9 @@ const TABS: Array<{ id: Tab; label: string }> = [
 export function LogDetails({ log, zone, actions }: { log: Log; zone: TimeZoneMode; actions: RowActions }) {
   const [tab, setTab] = useState<Tab>('pretty');
   const fields: Array<[string, unknown]> = [['level', log.level], ['source', log.source], ...flattenMetadata(log.metadata).map(([path, value]): [string, unknown] => [fieldName(path), value])];
-  const tabId = (t: Tab) => `log-${log.id}-tab-${t}`;
-  const panelId = `log-${log.id}-panel`;
+  const uid = useId();
+  const tabId = (t: Tab) => `${uid}-tab-${t}`;
+  const panelId = `${uid}-panel`;
   const { onFilter, onAddColumn, onContext, projectId } = actions;
   const link = projectId ? `${location.origin}${logPermalink(projectId, log)}` : undefined;
   return (

@@ -1,5 +1,5 @@
 import { useVirtualizer, useWindowVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { cellText, columnValue, type SortDir } from '../lib/explorer.ts';
 import { formatLogTime, type TimeZoneMode } from '../lib/format.ts';
 import { inlineFields } from '../lib/query.ts';
@@ -7,6 +7,7 @@ import type { Log } from '../lib/types.ts';
 import { LogDetails, type RowActions } from './LogDetails.tsx';
 
 export const ROW_HEIGHT = 30;
+const NO_COLUMNS: string[] = [];
 
 export interface LogListProps extends RowActions {
   logs: Log[];
@@ -48,20 +49,23 @@ function WindowList(props: LogListProps) {
   const { logs } = props;
   const listRef = useRef<HTMLDivElement>(null);
   const [margin, setMargin] = useState(0);
-  // Where the list starts in the page: measured after every render (the bars above change height).
+  // Where the list starts in the page, measured when anything changes size (the bars above it grow
+  // and shrink), never while scrolling: a layout read per frame would cost smoothness.
   useLayoutEffect(() => {
-    const el = listRef.current;
-    if (!el) return;
-    const top = Math.round(el.getBoundingClientRect().top + window.scrollY);
-    if (top !== margin) setMargin(top);
-  });
-  useEffect(() => {
-    const onResize = () => {
+    const measure = () => {
       const el = listRef.current;
       if (el) setMargin(Math.round(el.getBoundingClientRect().top + window.scrollY));
     };
-    window.addEventListener('resize', onResize);
-    return () => window.removeEventListener('resize', onResize);
+    measure();
+    const ro = new ResizeObserver(measure);
+    ro.observe(document.body);
+    const main = listRef.current?.closest('main');
+    if (main) for (const child of Array.from(main.children)) ro.observe(child);
+    window.addEventListener('resize', measure);
+    return () => {
+      ro.disconnect();
+      window.removeEventListener('resize', measure);
+    };
   }, []);
   const virtualizer = useWindowVirtualizer({
     count: logs.length,
@@ -103,9 +107,13 @@ function BoxList(props: LogListProps) {
 
 function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> | Virtualizer<HTMLDivElement, Element>; listRef?: React.RefObject<HTMLDivElement | null>; offset: number }) {
   const { logs, virtualizer, offset } = props;
-  const columns = props.columns ?? [];
+  const columns = props.columns ?? NO_COLUMNS;
   const zone = props.zone ?? 'local';
   const [expanded, setExpanded] = useState<string[]>(() => (props.openId ? [props.openId] : []));
+  // Collapsed rows are exactly ROW_HEIGHT tall and not measured (a measure is a layout read); rows
+  // that were ever open (or wrapped) are measured, so their height follows them when they close.
+  const everOpen = useRef(new Set<string>());
+  for (const id of expanded) everOpen.current.add(id);
   useEffect(() => {
     if (props.openId) setExpanded((s) => (s.includes(props.openId!) ? s : [...s, props.openId!]));
   }, [props.openId]);
@@ -132,7 +140,9 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
     if (last && last.index >= logs.length - 20) onEndReached?.();
   }, [last?.index, logs.length, onEndReached]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  const actions: RowActions = { onFilter: props.onFilter, onAddColumn: props.onAddColumn, onContext: props.onContext, projectId: props.projectId };
+  // Stable props, so a scroll re-renders only the rows that come into view.
+  const actions = useMemo<RowActions>(() => ({ onFilter: props.onFilter, onAddColumn: props.onAddColumn, onContext: props.onContext, projectId: props.projectId }), [props.onFilter, props.onAddColumn, props.onContext, props.projectId]);
+  const onToggle = useCallback((id: string) => setExpanded((s) => (s.includes(id) ? s.filter((x) => x !== id) : [...s, id])), []);
   const style = { '--columns': columns.length } as React.CSSProperties;
   return (
     <div ref={props.listRef} className={`log-list${props.wrap ? ' wrap' : ''}`} style={style}>
@@ -143,7 +153,7 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
           {columns.map((c) => {
             const dir = props.sort?.column === c ? props.sort.dir : undefined;
             return (
-              <span key={c} className="log-cell head-cell" aria-sort={dir === 'asc' ? 'ascending' : dir === 'desc' ? 'descending' : undefined}>
+              <span key={c} className="log-cell head-cell">
                 <button type="button" className="head-sort" title={`Sort the loaded logs by ${c}`} aria-label={`Sort by ${c}${dir ? (dir === 'asc' ? ', sorted ascending' : ', sorted descending') : ''}`} onClick={() => props.onSort?.(c)}>
                   {c}
                   <span aria-hidden="true">{dir === 'asc' ? ' ▲' : dir === 'desc' ? ' ▼' : ''}</span>
@@ -164,7 +174,7 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
           const log = logs[item.index]!;
           const open = expanded.includes(log.id);
           return (
-            <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start - (props.scroll === 'box' ? 0 : offset)}px)` }}>
+            <div key={item.key} data-index={item.index} ref={open || props.wrap || props.scroll === 'box' || everOpen.current.has(log.id) ? virtualizer.measureElement : undefined} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start - (props.scroll === 'box' ? 0 : offset)}px)` }}>
               <LogRow
                 log={log}
                 columns={columns}
@@ -172,7 +182,7 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
                 open={open}
                 marked={props.markId === log.id}
                 actions={actions}
-                onToggle={() => setExpanded((s) => (s.includes(log.id) ? s.filter((x) => x !== log.id) : [...s, log.id]))}
+                onToggle={onToggle}
               />
             </div>
           );
@@ -187,14 +197,14 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
   );
 }
 
-const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle, actions }: { log: Log; columns: string[]; zone: TimeZoneMode; open: boolean; marked: boolean; onToggle: () => void; actions: RowActions }) {
+const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle, actions }: { log: Log; columns: string[]; zone: TimeZoneMode; open: boolean; marked: boolean; onToggle: (id: string) => void; actions: RowActions }) {
   const chips = inlineFields(log.metadata).filter((c) => !columns.includes(`@${c.path.join('.')}`));
   const nl = log.message.indexOf('\n');
   const firstLine = nl >= 0 ? log.message.slice(0, nl) : log.message;
   const moreLines = nl >= 0 ? log.message.split('\n').length - 1 : 0;
   return (
     <div className={`log-row lvl-row-${log.level}${open ? ' open' : ''}${marked ? ' marked' : ''}`}>
-      <button type="button" className="log-line" aria-expanded={open} onClick={onToggle} data-log-id={log.id}>
+      <button type="button" className="log-line" aria-expanded={open} onClick={() => onToggle(log.id)} data-log-id={log.id}>
         <span className="log-time">{formatLogTime(log.timestamp, zone)}</span>
         <span className={`level-badge lvl-${log.level}`}>{log.level}</span>
         {columns.map((c) => {
