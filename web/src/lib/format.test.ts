@@ -12,3 +12,23 @@ describe('formatBytes', () => {
     expect(formatBytes(5e18)).toBe('5000 PB');
   });
 });
+
+describe('the one time format and its UTC/local switch', () => {
+  it('writes 24-hour times to the second in the chosen zone, and tells listeners when it changes', async () => {
+    const { formatTime, getTimeZoneMode, setTimeZoneMode, subscribeTimeZoneMode, zoneLabel } = await import('./format.ts');
+    const t = Date.UTC(2026, 10, 28, 23, 5, 9);
+    let calls = 0;
+    const stop = subscribeTimeZoneMode(() => calls++);
+    setTimeZoneMode('utc');
+    expect(getTimeZoneMode()).toBe('utc');
+    expect(formatTime(t)).toBe('2026-11-28 23:05:09 UTC');
+    expect(formatTime(new Date(t).toISOString())).toBe('2026-11-28 23:05:09 UTC');
+    setTimeZoneMode('local');
+    expect(formatTime(t)).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC([+-]\d\d:\d\d)?$/);
+    expect(zoneLabel('utc')).toBe('UTC');
+    stop();
+    setTimeZoneMode('utc');
+    expect(calls).toBe(2);
+    expect(formatTime('not a time')).toBe('not a time');
+  });
+});
