@@ -11,7 +11,8 @@ import https from 'node:https';
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { LoglaneError } from '@loglane/client';
-import { parseColumns, splitList } from './cli-output.js';
+import { parseColumns } from './cli-output.js';
+import { splitFieldList } from './features/logs/query/parse.js';
 import { filterQuery, formatBytes, rangeStart, resolveProject, signedIn, type FilterOptions } from './remote.js';
 
 export interface ExportOptions extends FilterOptions {
@@ -149,7 +150,7 @@ export async function exportLogs(projectRef: string, o: ExportOptions): Promise<
     res = await requestExport(
       client.baseUrl,
       project.id,
-      { format, ...filterQuery(o), from, to: o.to, columns: o.columns === undefined ? undefined : splitList(o.columns).join(',') },
+      { format, ...filterQuery(o), from, to: o.to, columns: o.columns === undefined ? undefined : splitFieldList(o.columns).join(',') },
       controller.signal,
       () => client.accessToken,
       () => client.refresh(),

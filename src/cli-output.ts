@@ -5,7 +5,7 @@
  * `@"odd key".x`, keys with dots in them).
  */
 import type { Log } from '@loglane/client';
-import { parseField } from './features/logs/query/parse.js';
+import { parseField, splitFieldList } from './features/logs/query/parse.js';
 import { resolvePath } from './features/logs/query/view.js';
 
 export type OutputFormat = 'table' | 'json';
@@ -36,30 +36,9 @@ export interface Column {
   value(log: Log): unknown;
 }
 
-/** Splits a comma list, keeping commas inside double quotes (`@"a,b".c`). */
-export function splitList(text: string): string[] {
-  const out: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted && c === '\\' && i + 1 < text.length) {
-      current += c + text[++i];
-      continue;
-    }
-    if (c === '"') quoted = !quoted;
-    if (c === ',' && !quoted) {
-      out.push(current.trim());
-      current = '';
-    } else current += c;
-  }
-  out.push(current.trim());
-  return out.filter((s) => s !== '');
-}
-
 /** The columns of `--fields` (default timestamp, level, source, message). */
 export function parseColumns(text: string | undefined, option = '--fields'): Column[] {
-  const names = splitList(text ?? DEFAULT_FIELDS);
+  const names = splitFieldList(text ?? DEFAULT_FIELDS);
   if (names.length === 0) throw new Error(`${option} needs at least one field, e.g. ${option} ${DEFAULT_FIELDS},@req.id`);
   return names.map((name) => {
     const known = LOG_FIELDS.find((f) => f.toLowerCase() === name.toLowerCase());

@@ -14,8 +14,8 @@ async function searchAll(s: TestServer, account: Account, projectId: string, par
   const out: StoredLog[] = [];
   let cursor: string | null = null;
   do {
-    const q = new URLSearchParams({ ...params, limit: '1000', ...(cursor ? { cursor } : {}) });
-    const res = await s.request('GET', `/v1/projects/${projectId}/logs?${q}`, { token: account.accessToken });
+    const q: URLSearchParams = new URLSearchParams({ ...params, limit: '1000', ...(cursor ? { cursor } : {}) });
+    const res: { status: number; text: string; body: { data: unknown[]; nextCursor: string | null } } = await s.request('GET', `/v1/projects/${projectId}/logs?${q}`, { token: account.accessToken });
     expect(res.status, res.text).toBe(200);
     out.push(...(res.body.data as StoredLog[]));
     cursor = res.body.nextCursor;
@@ -151,7 +151,7 @@ describeEngines('explore: context, export, facets, fields', (engine) => {
     const crossed = await context(foreign!.id);
     if (crossed.status === 200) expect(crossed.body.log.message).not.toBe('theirs');
     expect((await context(foreign!.id, {}, theirs.id)).status).toBe(404);
-    for (const params of [{ before: '201' }, { after: '-1' }, { before: 'x' }, { query: '(open' }]) {
+    for (const params of [{ before: '201' }, { after: '-1' }, { before: 'x' }, { query: '(open' }] as Record<string, string>[]) {
       const res = await context(all[10]!.id, params);
       expect(res.status, JSON.stringify(params)).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
@@ -200,7 +200,7 @@ describeEngines('explore: context, export, facets, fields', (engine) => {
   });
 
   it('export: bad input is 400, a stranger\'s project 404, and a third export at once 429', async () => {
-    for (const params of [{ format: 'xml' }, { format: 'csv', columns: '@' }, { format: 'csv', columns: Array.from({ length: 51 }, (_, i) => `@f${i}`).join(',') }, { query: 'a AND' }, { from: 'soon' }]) {
+    for (const params of [{ format: 'xml' }, { format: 'csv', columns: '@' }, { format: 'csv', columns: Array.from({ length: 51 }, (_, i) => `@f${i}`).join(',') }, { query: 'a AND' }, { from: 'soon' }] as Record<string, string>[]) {
       const res = await exportOf(params);
       expect(res.status, JSON.stringify(params)).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
@@ -282,7 +282,7 @@ describeEngines('explore: context, export, facets, fields', (engine) => {
       expect(v.p50, v.value).toBe(percentile(ds, 0.5));
       expect(v.p95, v.value).toBe(percentile(ds, 0.95));
     }
-    for (const params of [{ fields: '' }, { fields: '@' }, { fields: Array.from({ length: 21 }, (_, i) => `@f${i}`).join(',') }, { fields: 'level', measure: 'level' }, { fields: 'level', limit: '51' }]) {
+    for (const params of [{ fields: '' }, { fields: '@' }, { fields: Array.from({ length: 21 }, (_, i) => `@f${i}`).join(',') }, { fields: 'level', measure: 'level' }, { fields: 'level', limit: '51' }] as Record<string, string>[]) {
       const res = await facets(params);
       expect(res.status, JSON.stringify(params)).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');

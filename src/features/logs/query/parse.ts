@@ -557,3 +557,24 @@ export function parseField(text: string, path: string): Field {
   if (field.kind === 'message' || field.kind === 'timestamp') parser.fail(0, expected);
   return field;
 }
+
+/** A comma list of fields; commas inside double quotes (a quoted path segment) do not split. */
+export function splitFieldList(text: string): string[] {
+  const out: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\' && quoted && i + 1 < text.length) {
+      current += c + text[++i]!;
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === ',' && !quoted) {
+      out.push(current.trim());
+      current = '';
+    } else current += c;
+  }
+  out.push(current.trim());
+  return out.filter((f) => f !== '');
+}

@@ -10,7 +10,8 @@ import { logId, logJson } from '../present.js';
 import { parseGroupBy } from '../query/index.js';
 import { resolvePath } from '../query/view.js';
 import type { LogRowStored } from '../store/repository.js';
-import { lazyMetadata, splitFieldList } from './facets.js';
+import { lazyMetadata } from './facets.js';
+import { splitFieldList } from '../query/parse.js';
 
 export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

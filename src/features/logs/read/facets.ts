@@ -15,6 +15,7 @@ import type { ProjectsService } from '../../projects/service.js';
 import type { LogFilter } from '../filter.js';
 import { groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from '../query/index.js';
 import { metadataOf, resolvePath, type QueryLog } from '../query/view.js';
+import { splitFieldList } from '../query/parse.js';
 import type { createStats } from './stats.js';
 
 /** Fields one facets request may count. */
@@ -114,27 +115,6 @@ function numbersOf(field: GroupField, metadata: () => unknown): number[] {
   const out: number[] = [];
   for (const v of resolvePath(metadata(), field.field.path)) if (typeof v === 'number' && Number.isFinite(v)) out.push(v);
   return out;
-}
-
-/** A comma list of fields; commas inside double quotes (a quoted path segment) do not split. */
-export function splitFieldList(text: string): string[] {
-  const out: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '\\' && quoted && i + 1 < text.length) {
-      current += c + text[++i]!;
-      continue;
-    }
-    if (c === '"') quoted = !quoted;
-    if (c === ',' && !quoted) {
-      out.push(current.trim());
-      current = '';
-    } else current += c;
-  }
-  out.push(current.trim());
-  return out.filter((f) => f !== '');
 }
 
 const BARE_SEGMENT = /^[\p{L}\p{N}_-]+$/u;
