@@ -8,6 +8,7 @@ import { LogDetails, type RowActions } from './LogDetails.tsx';
 
 export const ROW_HEIGHT = 30;
 const NO_COLUMNS: string[] = [];
+const estimateSize = () => ROW_HEIGHT;
 
 export interface LogListProps extends RowActions {
   logs: Log[];
@@ -67,10 +68,12 @@ function WindowList(props: LogListProps) {
       window.removeEventListener('resize', measure);
     };
   }, []);
+  // Stable callbacks: the virtualizer recomputes every row's position when they change.
+  const getItemKey = useCallback((i: number) => logs[i]!.id, [logs]);
   const virtualizer = useWindowVirtualizer({
     count: logs.length,
-    estimateSize: () => ROW_HEIGHT,
-    getItemKey: (i) => logs[i]!.id,
+    estimateSize,
+    getItemKey,
     overscan: 12,
     scrollMargin: margin,
   });
@@ -197,11 +200,21 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
   );
 }
 
+/** What a row shows of a log, worked out once per log (rows come and go as the list scrolls). */
+const parts = new WeakMap<Log, { chips: Array<{ path: string[]; value: unknown }>; firstLine: string; moreLines: number }>();
+function rowParts(log: Log) {
+  let p = parts.get(log);
+  if (!p) {
+    const nl = log.message.indexOf('\n');
+    p = { chips: inlineFields(log.metadata), firstLine: nl >= 0 ? log.message.slice(0, nl) : log.message, moreLines: nl >= 0 ? log.message.split('\n').length - 1 : 0 };
+    parts.set(log, p);
+  }
+  return p;
+}
+
 const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle, actions }: { log: Log; columns: string[]; zone: TimeZoneMode; open: boolean; marked: boolean; onToggle: (id: string) => void; actions: RowActions }) {
-  const chips = inlineFields(log.metadata).filter((c) => !columns.includes(`@${c.path.join('.')}`));
-  const nl = log.message.indexOf('\n');
-  const firstLine = nl >= 0 ? log.message.slice(0, nl) : log.message;
-  const moreLines = nl >= 0 ? log.message.split('\n').length - 1 : 0;
+  const { chips: allChips, firstLine, moreLines } = rowParts(log);
+  const chips = columns.length ? allChips.filter((c) => !columns.includes(`@${c.path.join('.')}`)) : allChips;
   return (
     <div className={`log-row lvl-row-${log.level}${open ? ' open' : ''}${marked ? ' marked' : ''}`}>
       <button type="button" className="log-line" aria-expanded={open} onClick={() => onToggle(log.id)} data-log-id={log.id}>
