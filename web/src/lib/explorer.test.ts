@@ -130,7 +130,7 @@ describe('autocomplete', () => {
 });
 
 describe('columns', () => {
-  const log = { id: 'l1', level: 'info', source: 'api', message: 'm', timestamp: '2026-11-28T10:00:00Z', receivedAt: '', metadata: { res: { statusCode: 503 }, 'http.route': '/x', nested: { 'a.b': 1 } } };
+  const log = { id: 'l1', level: 'info' as const, source: 'api', message: 'm', timestamp: '2026-11-28T10:00:00Z', receivedAt: '', metadata: { res: { statusCode: 503 }, 'http.route': '/x', nested: { 'a.b': 1 } } };
   it('reads fields, nested paths and dotted keys', () => {
     expect(columnValue(log, '@res.statusCode')).toBe(503);
     expect(columnValue(log, '@http.route')).toBe('/x');
@@ -211,7 +211,7 @@ describe('links', () => {
     expect(numericRangeTerm('@ms', '', '500')).toBe('@ms:[* TO 500]');
     expect(numericRangeTerm('@ms', 'x', '500')).toBeUndefined();
     expect(numericRangeTerm('@ms', '600', '500')).toBeUndefined();
-    const log = { level: 'info', source: 'api gw', message: '', timestamp: '', metadata: { reqId: 'req-7' } };
+    const log = { level: 'info' as const, source: 'api gw', message: '', timestamp: '', metadata: { reqId: 'req-7' } };
     expect(contextQuery(log, 'all')).toBeUndefined();
     expect(contextQuery(log, 'source')).toBe('source:"api gw"');
     expect(contextQuery(log, '@reqId')).toBe('@reqId:req-7');
