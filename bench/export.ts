@@ -17,6 +17,9 @@
  * first. The server's resident memory is read from /proc: its level before, its peak (VmHWM) after
  * each export, and the samples of the paused one.
  *
+ * The skip index's builder and the compactor are off unless `--background`: a freshly loaded
+ * project is otherwise summarised and packed while it is exported, and the figures would be theirs.
+ *
  * Results: bench/results/latest-export-<engine>-<logs>.json. Exits 1 when an answer is wrong.
  */
 import http from 'node:http';
@@ -33,6 +36,9 @@ const USAGE = `Usage: npm run bench:export -- [options]
   --days <n>        spread over the last n days (default 1)
   --reuse           keep the loaded database for the next run (as bench:query)
   --pause <s>       how long the paused export stops reading (default 10)
+  --background      leave the skip index's builder and the compactor running (by default they
+                    are off, so that the figures are the export's own and not the packing of a
+                    freshly loaded project that a running server does in the background)
 ${COMMON_USAGE}`;
 
 interface Options {
@@ -42,6 +48,7 @@ interface Options {
   days: number;
   reuse: boolean;
   pauseS: number;
+  background: boolean;
 }
 
 function parse(argv: string[]): Options {
@@ -50,6 +57,7 @@ function parse(argv: string[]): Options {
     days: { type: 'string', default: '1' },
     reuse: { type: 'boolean', default: false },
     pause: { type: 'string', default: '10' },
+    background: { type: 'boolean', default: false },
   });
   if (!engines) throw new Error(engineProblem);
   const positive = (name: string, text: string) => {
@@ -57,7 +65,7 @@ function parse(argv: string[]): Options {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got "${text}")`);
     return n;
   };
-  return { engines, pgAdminUrl, logs: positive('logs', String(values.logs)), days: positive('days', String(values.days)), reuse: Boolean(values.reuse), pauseS: positive('pause', String(values.pause)) };
+  return { engines, pgAdminUrl, logs: positive('logs', String(values.logs)), days: positive('days', String(values.days)), reuse: Boolean(values.reuse), pauseS: positive('pause', String(values.pause)), background: Boolean(values.background) };
 }
 
 /** The server's resident memory now (VmRSS), in bytes. */
@@ -186,6 +194,11 @@ async function runEngine(engine: Engine, o: Options): Promise<{ engine: Engine; 
 }
 
 const o = optionsOrExit(parse, USAGE);
+// The server reads its settings from this environment (bench/server.ts startServer).
+if (!o.background) {
+  process.env.SEARCH_INDEX = 'off';
+  process.env.COMPACT_AFTER = 'off';
+}
 const results = [];
 let failed = false;
 for (const engine of o.engines) {
@@ -202,6 +215,6 @@ for (const engine of o.engines) {
   for (const p of r.problems) console.error(`WRONG: ${p}`);
   if (r.problems.length > 0) failed = true;
 }
-const written = writeResults(`export-${o.engines.length === 2 ? 'both' : o.engines[0]}-${o.logs}`, { logs: o.logs, days: o.days, results });
+const written = writeResults(`export-${o.engines.length === 2 ? 'both' : o.engines[0]}-${o.logs}`, { logs: o.logs, days: o.days, background: o.background, results });
 console.log(`\nresults: ${written.latest}`);
 if (failed) process.exit(1);

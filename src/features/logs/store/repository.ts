@@ -107,6 +107,10 @@ export async function findPageKeys(db: Executor, projectId: string, filter: LogF
 }
 
 async function pageOf<R>(select: SelectQueryBuilder<DatabaseSchema, 'logs', unknown>, projectId: string, filter: LogFilter, before: Position | undefined, limit: number, engine: LogSql): Promise<R[]> {
+  // One upper bound on ts: given both `ts <= to` and the cursor's `ts <= before.ts`, SQLite may
+  // take `to` for the index range and walk down from it past every page already read (a walk
+  // through a range with `to` set went quadratic: 1M logs exported in 27 s instead of 12).
+  if (before && filter.to !== undefined && before.ts <= filter.to) filter = { ...filter, to: undefined };
   let q = applyFilter(engine, select, projectId, filter);
   // `ts <= before.ts` repeats what the `or` implies, as a bound the index range can use: without
   // it SQLite walks the project's index from its newest log down to the cursor on every page.
