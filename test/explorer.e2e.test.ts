@@ -5,17 +5,23 @@
  * counts over the range equal what stats' groupBy counts; a saved view opens from its shared link
  * for another member with the same query and columns; the logs around a row are shown; the search
  * is exported as NDJSON and CSV from the page and compared with the API's export; "Create alert
- * from this search" lands on the alerts page with the query. On the way: the query bar's warnings
+ * from this search" opens the alert form with the query; the rule, saved, fires on a new log, and
+ * the "View matching logs" link of its mail opens the explorer on the rule's query and window. The
+ * logs are sent by pino through Loglane's pino transport, as a pino-http app sends them. On the way: the query bar's warnings
  * and their one-click fixes, typed time ranges, the UTC/local switch, the keyboard, and screenshots
  * at 1440 × 900 and 390 × 844 in which every row's message is readable.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createProject, ISSUED_SECRETS, signup, useServer, type Account } from './harness.js';
 import { startSmtpSink, type Mail } from './sinks.js';
-import { assertLabelled, captureErrors, describeInChromium, launchChromium, openContext, postLogs, printedErrors, requireChromium, SHOTS, until } from './browser.js';
+import { assertLabelled, captureErrors, describeInChromium, ROOT, launchChromium, openContext, postLogs, printedErrors, requireChromium, SHOTS, until } from './browser.js';
 
 requireChromium('explorer journey');
 
@@ -73,6 +79,46 @@ function pinoLogs(n: number, end: number): PinoLog[] {
   return out;
 }
 
+const PINO_URL = pathToFileURL(createRequire(import.meta.url).resolve('pino')).href;
+const TRANSPORT = path.join(ROOT, 'packages', 'pino', 'dist', 'index.js');
+
+/**
+ * Sends `logs` the way a pino-http app does: a Node process whose pino logger writes through
+ * Loglane's pino transport (packages/pino) to the server, each line at its log's time (pino's
+ * `timestamp` option), with `err` serialised by pino itself. Resolves once the process has exited
+ * (pino flushes the transport on exit).
+ */
+async function sendWithPino(url: string, apiKey: string, logs: PinoLog[]): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'loglane-pino-app-'));
+  try {
+    await writeFile(path.join(dir, 'logs.json'), JSON.stringify(logs));
+    await writeFile(
+      path.join(dir, 'app.mjs'),
+      `import fs from 'node:fs';
+import pino from ${JSON.stringify(PINO_URL)};
+const logs = JSON.parse(fs.readFileSync(new URL('./logs.json', import.meta.url), 'utf8'));
+let time = 0;
+const logger = pino({ base: { pid: 4242, hostname: 'shop-1' }, timestamp: () => ',"time":' + time }, pino.transport({ target: ${JSON.stringify(TRANSPORT)}, options: { url: process.env.LOGLANE_URL, apiKey: process.env.LOGLANE_API_KEY, flushIntervalMs: 100 } }));
+for (const log of logs) {
+  time = Date.parse(log.timestamp);
+  const { err, pid, hostname, ...fields } = log.metadata;
+  const line = { source: log.source, ...fields };
+  if (err) line.err = Object.assign(new Error(err.message), { stack: err.stack });
+  logger[log.level](line, log.message);
+}
+`,
+    );
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(dir, 'app.mjs')], { env: { PATH: process.env.PATH ?? '', LOGLANE_URL: url, LOGLANE_API_KEY: apiKey }, stdio: ['ignore', 'inherit', 'inherit'] });
+      child.on('error', reject);
+      child.on('exit', resolve);
+    });
+    expect(code, 'the pino app exits cleanly').toBe(0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 describeInChromium('log explorer journey in chromium', (engine) => {
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
   let browser: Browser;
@@ -101,7 +147,9 @@ describeInChromium('log explorer journey in chromium', (engine) => {
     owner = await signup(server);
     teammate = await signup(server);
     project = await createProject(server, owner, 'Pino shop');
-    await postLogs(server, project.apiKey, logs);
+    // Sent by pino through Loglane's transport, as the app would.
+    await sendWithPino(server.url, project.apiKey, logs);
+    await until('every pino log stored', async () => (await server.request('GET', `/v1/projects/${project.id}/logs?limit=1000&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`, { token: owner.accessToken })).body.data?.length === logs.length, 30_000);
     // The teammate joins as a member through the mailed invitation.
     const invited = await server.request('POST', `/v1/projects/${project.id}/invitations`, { token: owner.accessToken, body: { email: teammate.email, role: 'member' } });
     expect(invited.status, invited.text).toBe(201);
@@ -166,7 +214,7 @@ describeInChromium('log explorer journey in chromium', (engine) => {
     await page.setViewportSize({ width: 1440, height: 900 });
   }
 
-  it('finds a request, adds a column, counts facets, saves and shares a view, shows context, exports, and creates an alert', async () => {
+  it('finds a request, adds a column, counts facets, saves and shares a view, shows context, exports, creates an alert and opens its mailed link', async () => {
     const a = await signedIn(owner);
     await a.setViewportSize({ width: 1440, height: 900 });
     const range = `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
@@ -375,6 +423,36 @@ describeInChromium('log explorer journey in chromium', (engine) => {
     await until('on the alerts page', async () => new URL(a.url()).pathname === `/projects/${project.id}/alerts`);
     const alertParams = new URL(a.url()).searchParams;
     expect([alertParams.get('create'), alertParams.get('query'), alertParams.get('level')]).toEqual(['1', '@res.statusCode:>=500', 'error']);
+
+    // The form opens prefilled with the search; saved with a threshold of 1, by email.
+    const form = a.getByRole('dialog', { name: 'New alert rule' });
+    expect(await form.getByLabel('Query (optional)').inputValue()).toBe('@res.statusCode:>=500');
+    expect(await form.getByLabel('Level').inputValue()).toBe('error');
+    await form.getByLabel('Name').fill('Checkout 5xx');
+    await form.getByLabel('Threshold').fill('1');
+    const email = form.getByRole('checkbox', { name: 'Email' });
+    if (!(await email.isChecked())) await email.check();
+    await form.getByRole('button', { name: 'Create alert' }).click();
+    await a.getByText('Alert Checkout 5xx saved.').waitFor();
+    // A new 503 fires it; the mail to the project's members links to the logs it counted.
+    const firedAt = Date.now();
+    await postLogs(server, project.apiKey, [{ timestamp: new Date(firedAt).toISOString(), level: 'error', source: 'shop-api', message: 'request errored: /api/orders answered 503 after the upstream call timed out', metadata: { reqId: 'req-9999', res: { statusCode: 503 } } }]);
+    const alertMail = await until('the alert mail', () => smtp.mails.find((m) => m.to.includes(owner.email) && /Checkout 5xx/.test(mailText(m))), 30_000);
+    const link = /View matching logs: (\S+)/.exec(mailText(alertMail))?.[1];
+    expect(link, 'the mail links to the matching logs').toBeTruthy();
+    const fromMail = new URL(link!);
+    expect(fromMail.origin).toBe(PUBLIC_URL);
+    expect(fromMail.pathname).toBe(`/projects/${project.id}/logs`);
+    expect(fromMail.searchParams.get('query')).toContain('@res.statusCode:>=500');
+    // Opened in the console (served here instead of at PUBLIC_URL): the rule's query and the firing's window.
+    await a.goto(fromMail.pathname + fromMail.search);
+    await until('the linked search', async () => (await a.getByLabel('Search', { exact: true }).inputValue()) === fromMail.searchParams.get('query'));
+    expect(url().get('from')).toBe(fromMail.searchParams.get('from'));
+    expect(url().get('to')).toBe(fromMail.searchParams.get('to'));
+    const linked = await api<{ data: Array<{ id: string; message: string }> }>(`/v1/projects/${project.id}/logs?${new URLSearchParams({ from: fromMail.searchParams.get('from')!, to: fromMail.searchParams.get('to')!, query: fromMail.searchParams.get('query')!, limit: '1000' })}`);
+    expect(linked.data.map((l) => l.message)).toContain('request errored: /api/orders answered 503 after the upstream call timed out');
+    await until('the counted log on the page', async () => (await a.locator('.log-line', { hasText: 'req-9999' }).count()) > 0 || (await a.locator('.log-line').count()) === linked.data.length);
+    await expect.poll(() => a.locator('.log-line').count()).toBe(linked.data.length);
 
     // A permalink opens the explorer on that log.
     await a.goto(`/projects/${project.id}/logs?${range}&log=${firstId}`);
