@@ -134,8 +134,12 @@ export async function shoot(page: Page, name: string): Promise<void> {
       const frame = (globalThis as unknown as { requestAnimationFrame(cb: () => void): number }).requestAnimationFrame.bind(globalThis);
       return new Promise<void>((done) => frame(() => frame(() => done())));
     });
-    // The phone screenshots take the whole page, so what is below the fold is seen too.
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: w.name === 'mobile' });
+    // The phone screenshots take the page below the fold too, up to three screens (a page that
+    // scrolls a long list, such as the explorer's, would otherwise make an image of thousands of rows).
+    if (w.name === 'mobile') {
+      const height = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight);
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`), fullPage: true, clip: { x: 0, y: 0, width: w.width, height: Math.min(height, 3 * w.height) } });
+    } else await page.screenshot({ path: path.join(SHOTS, `${name}-${w.name}.png`) });
   }
   await page.setViewportSize(DESKTOP);
 }
