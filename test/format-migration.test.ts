@@ -39,7 +39,8 @@ describeEngines('migration 0022 (the filter format in log_blocks) over existing 
     // The first block as one summarised before formats were kept (no row: format 1).
     await db.deleteFrom('log_block_blooms').where('project_id', '=', project.id).where('part', '=', FORMAT_PART).where('first_seq', '=', 1).execute();
 
-    expect((await migrateToLatest(db)).applied).toEqual(['0022_log_blocks_format']);
+    // 0022 again, then whatever came after it.
+    expect((await migrateToLatest(db)).applied[0]).toBe('0022_log_blocks_format');
     expect(await formats()).toEqual([1, 2]);
     expect(await formatRows()).toEqual([]);
     expect(await search()).toEqual(['line 20']);

@@ -229,6 +229,7 @@ describeEngines('explore: context, export, facets, fields', (engine) => {
       for (let i = 0; i < 100; i++) {
         const res = await s.request('GET', `/v1/projects/${big.id}/logs/export?format=csv&columns=message`, { token: stranger.accessToken });
         if (res.status === 200) return res;
+        // sleep: the slots are given back when the server sees the held connections close; poll for it
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new Error('the export slots were never given back');
