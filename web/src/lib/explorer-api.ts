@@ -1,24 +1,11 @@
 /**
  * The shapes of the explorer's newer endpoints (saved views, context, export, facets, fields), as
- * the API documents them (docs/api.md), and the paths the console calls them by.
+ * generated from the server's OpenAPI document, and the paths the console calls them by.
  */
-import type { Log } from './types.ts';
+import type { ViewRange } from './types.ts';
 
-/** A saved view's time range: the last N (`{"last": "15m"}`) or absolute bounds. */
-export type ViewRange = { last: string } | { from: string; to: string };
-
-export interface View {
-  id: string;
-  projectId: string;
-  name: string;
-  query: string;
-  range: ViewRange;
-  columns: string[];
-  groupBy: string | null;
-  createdBy: { id: string; email: string };
-  createdAt: string;
-  updatedAt: string;
-}
+// The answers' shapes come from the client schema generated from the server's OpenAPI document.
+export type { ContextAnswer, Facet, FacetsAnswer, FacetValue, FieldsAnswer, NumericSummary, View, ViewRange } from './types.ts';
 
 /** What POST and PUT /v1/projects/:id/views take (PUT takes every field too). */
 export interface ViewBody {
@@ -27,47 +14,6 @@ export interface ViewBody {
   range: ViewRange;
   columns: string[];
   groupBy: string | null;
-}
-
-export interface ContextAnswer {
-  /** Newest first. */
-  before: Log[];
-  log: Log;
-  /** Oldest first. */
-  after: Log[];
-}
-
-export interface FacetValue {
-  value: string;
-  count: number;
-  p50?: number | null;
-  p95?: number | null;
-}
-
-export interface NumericSummary {
-  count: number;
-  min: number;
-  max: number;
-  p50: number;
-  p95: number;
-}
-
-export interface Facet {
-  field: string;
-  values: FacetValue[];
-  other: number;
-  none: number;
-  numeric: NumericSummary | null;
-}
-
-export interface FacetsAnswer {
-  total: number;
-  facets: Facet[];
-}
-
-export interface FieldsAnswer {
-  total: number;
-  fields: Array<{ field: string; count: number }>;
 }
 
 const base = (projectId: string) => `/v1/projects/${encodeURIComponent(projectId)}`;

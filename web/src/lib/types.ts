@@ -35,3 +35,13 @@ export type Role = Project['role'];
 export type Member = Ok<'listMembers'>['data'][number];
 export type Invitation = Ok<'listInvitations'>['data'][number];
 export type SessionInfo = Ok<'listSessions'>['data'][number];
+
+/** The explorer's reads beside search: saved views, context, facets and fields. */
+export type View = Ok<'getView'>;
+export type ViewRange = View['range'];
+export type ContextAnswer = Ok<'logContext'>;
+export type FacetsAnswer = Ok<'logFacets'>;
+export type Facet = FacetsAnswer['facets'][number];
+export type FacetValue = Facet['values'][number];
+export type NumericSummary = NonNullable<Facet['numeric']>;
+export type FieldsAnswer = Ok<'logFields'>;
