@@ -70,11 +70,13 @@ function WindowList(props: LogListProps) {
   }, []);
   // Stable callbacks: the virtualizer recomputes every row's position when they change.
   const getItemKey = useCallback((i: number) => logs[i]!.id, [logs]);
+  // No rows past the screen's edges while the list flies past (see `fast` in Rows).
+  const flying = useRef(false);
   const virtualizer = useWindowVirtualizer({
     count: logs.length,
     estimateSize,
     getItemKey,
-    overscan: 12,
+    overscan: flying.current ? 0 : 4,
     scrollMargin: margin,
   });
 
@@ -88,7 +90,7 @@ function WindowList(props: LogListProps) {
     if (added > 0 && window.scrollY > margin) window.scrollBy(0, added * ROW_HEIGHT);
   }, [logs]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  return <Rows {...props} virtualizer={virtualizer} listRef={listRef} offset={margin} />;
+  return <Rows {...props} virtualizer={virtualizer} listRef={listRef} offset={margin} flying={flying} />;
 }
 
 function BoxList(props: LogListProps) {
@@ -108,7 +110,7 @@ function BoxList(props: LogListProps) {
   );
 }
 
-function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> | Virtualizer<HTMLDivElement, Element>; listRef?: React.RefObject<HTMLDivElement | null>; offset: number }) {
+function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> | Virtualizer<HTMLDivElement, Element>; listRef?: React.RefObject<HTMLDivElement | null>; offset: number; flying?: React.RefObject<boolean> }) {
   const { logs, virtualizer, offset } = props;
   const columns = props.columns ?? NO_COLUMNS;
   const zone = props.zone ?? 'local';
@@ -137,6 +139,31 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
   }, [expanded]);
 
   const items = virtualizer.getVirtualItems();
+  // While the list flies past faster than a screen a frame (a fling, a dragged scrollbar), nobody
+  // can read the rows, and drawing them whole costs more than a frame: they are drawn light (time,
+  // level and message) until the scroll slows or stops. A single jump (Home, End, a permalink) is
+  // drawn whole at once.
+  const jumps = useRef({ offset: 0, big: false });
+  const offsetNow = virtualizer.scrollOffset ?? 0;
+  const bigJump = virtualizer.isScrolling && Math.abs(offsetNow - jumps.current.offset) > (virtualizer.scrollRect?.height ?? 600);
+  const fast = bigJump && jumps.current.big;
+  useLayoutEffect(() => {
+    jumps.current = { offset: offsetNow, big: bigJump };
+    if (props.flying) props.flying.current = fast;
+  });
+
+  // Collapsed rows are keyed by their slot in the window, not by log, so a row scrolled out is
+  // reused for the one scrolled in (its text and place change; nothing is built or torn down). A
+  // focused row whose slot now shows another log gives up the focus, as it would if it had left.
+  const focusedLog = useRef<string | null>(null);
+  const tableRef = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const active = document.activeElement;
+    if (active instanceof HTMLElement && active.classList.contains('log-line') && tableRef.current?.contains(active) && active.dataset.logId !== focusedLog.current) active.blur();
+  });
+  const onFocus = useCallback((e: React.FocusEvent) => {
+    focusedLog.current = (e.target as HTMLElement).dataset.logId ?? null;
+  }, []);
   const last = items[items.length - 1];
   const { onEndReached } = props;
   useEffect(() => {
@@ -172,12 +199,13 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
           <span className="head-cell head-message">Message</span>
         </div>
       )}
-      <div className="log-table" role="list" aria-label={props.label ?? 'Log lines'} style={{ height: virtualizer.getTotalSize() + (props.footer ? ROW_HEIGHT : 0) }}>
+      <div ref={tableRef} className="log-table" role="list" onFocus={onFocus} aria-label={props.label ?? 'Log lines'} style={{ height: virtualizer.getTotalSize() + (props.footer ? ROW_HEIGHT : 0) }}>
         {items.map((item) => {
           const log = logs[item.index]!;
           const open = expanded.includes(log.id);
+          const measured = open || props.wrap || props.scroll === 'box' || everOpen.current.has(log.id);
           return (
-            <div key={item.key} data-index={item.index} ref={open || props.wrap || props.scroll === 'box' || everOpen.current.has(log.id) ? virtualizer.measureElement : undefined} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start - (props.scroll === 'box' ? 0 : offset)}px)` }}>
+            <div key={measured ? item.key : `slot-${item.index % items.length}`} data-index={item.index} ref={measured ? virtualizer.measureElement : undefined} className="log-row-wrap" role="listitem" style={{ transform: `translateY(${item.start - (props.scroll === 'box' ? 0 : offset)}px)` }}>
               <LogRow
                 log={log}
                 columns={columns}
@@ -186,6 +214,7 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
                 marked={props.markId === log.id}
                 actions={actions}
                 onToggle={onToggle}
+                light={fast && !open}
               />
             </div>
           );
@@ -201,26 +230,30 @@ function Rows(props: LogListProps & { virtualizer: Virtualizer<Window, Element> 
 }
 
 /** What a row shows of a log, worked out once per log (rows come and go as the list scrolls). */
-const parts = new WeakMap<Log, { chips: Array<{ path: string[]; value: unknown }>; firstLine: string; moreLines: number }>();
-function rowParts(log: Log) {
+const parts = new WeakMap<Log, { chips: Array<{ path: string[]; value: unknown }>; firstLine: string; moreLines: number; time: string; zone: TimeZoneMode }>();
+function rowParts(log: Log, zone: TimeZoneMode) {
   let p = parts.get(log);
   if (!p) {
     const nl = log.message.indexOf('\n');
-    p = { chips: inlineFields(log.metadata), firstLine: nl >= 0 ? log.message.slice(0, nl) : log.message, moreLines: nl >= 0 ? log.message.split('\n').length - 1 : 0 };
+    p = { chips: inlineFields(log.metadata), firstLine: nl >= 0 ? log.message.slice(0, nl) : log.message, moreLines: nl >= 0 ? log.message.split('\n').length - 1 : 0, time: formatLogTime(log.timestamp, zone), zone };
     parts.set(log, p);
+  } else if (p.zone !== zone) {
+    p.time = formatLogTime(log.timestamp, zone);
+    p.zone = zone;
   }
   return p;
 }
 
-const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle, actions }: { log: Log; columns: string[]; zone: TimeZoneMode; open: boolean; marked: boolean; onToggle: (id: string) => void; actions: RowActions }) {
-  const { chips: allChips, firstLine, moreLines } = rowParts(log);
+const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle, actions, light }: { log: Log; columns: string[]; zone: TimeZoneMode; open: boolean; marked: boolean; onToggle: (id: string) => void; actions: RowActions; light?: boolean }) {
+  const { chips: allChips, firstLine, moreLines, time } = rowParts(log, zone);
   const chips = columns.length ? allChips.filter((c) => !columns.includes(`@${c.path.join('.')}`)) : allChips;
   return (
     <div className={`log-row lvl-row-${log.level}${open ? ' open' : ''}${marked ? ' marked' : ''}`}>
       <button type="button" className="log-line" aria-expanded={open} onClick={() => onToggle(log.id)} data-log-id={log.id}>
-        <span className="log-time">{formatLogTime(log.timestamp, zone)}</span>
+        <span className="log-time">{time}</span>
         <span className={`level-badge lvl-${log.level}`}>{log.level}</span>
         {columns.map((c) => {
+          if (light) return <span key={c} className="log-cell" />;
           const text = c === 'timestamp' ? formatLogTime(log.timestamp, zone) : cellText(columnValue(log, c));
           return (
             <span key={c} className="log-cell" data-column={c} title={text}>
@@ -228,12 +261,12 @@ const LogRow = memo(function LogRow({ log, columns, zone, open, marked, onToggle
             </span>
           );
         })}
-        {!columns.includes('source') && log.source && <span className="log-source">{log.source}</span>}
+        {!light && !columns.includes('source') && log.source && <span className="log-source">{log.source}</span>}
         <span className="log-message">
           {firstLine}
           {moreLines > 0 && <span className="more-lines"> ⏎ +{moreLines} {moreLines === 1 ? 'line' : 'lines'}</span>}
         </span>
-        {chips.length > 0 && (
+        {!light && chips.length > 0 && (
           <span className="log-chips">
             {chips.map((c) => (
               <span key={c.path.join('.')} className="log-chip">
