@@ -179,28 +179,23 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     { name: 'account', path: () => '/account', ready: (p) => p.getByRole('heading', { name: 'Usage' }).waitFor() },
   ];
 
-  for (const target of pages) {
-    it(`axe-core finds no WCAG A/AA violation on the ${target.name} page, in the light and the dark theme`, async () => {
-      const found: string[] = [];
-      for (const theme of ['light', 'dark'] as const) {
-        const page = await newPage(theme);
-        await signIn(page, owner);
-        await page.goto(target.path());
-        await target.ready(page);
-        expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { dataset: { theme?: string } } } }).document.documentElement.dataset.theme)).toBe(theme);
-        // Settled: nothing still loading (spinners gone).
-        await until('the page settled', async () => (await page.locator('.spinner').count()) === 0 || target.name === 'settings');
-        for (const f of await axeFindings(page)) found.push(`[${theme}] ${f.rule} (${f.impact}): ${f.help} at ${f.targets.join(', ')}`);
-        await page.context().close();
-      }
-      expect(found, `axe-core's findings on the ${target.name} page`).toEqual([]);
-    }, 120_000);
+  // Each engine's run checks the pages in one theme, the two runs between them in both: what the
+  // pages show does not depend on the engine, and a theme's pass costs a sign-in and a render of
+  // every page.
+  const theme: Theme = engine === 'sqlite' ? 'light' : 'dark';
 
-    it(`Tab reaches every control of the ${target.name} page, each showing that it has the focus`, async () => {
-      const page = await newPage();
+  for (const target of pages) {
+    it(`axe-core finds no WCAG A/AA violation on the ${target.name} page in the ${theme} theme, and Tab reaches every control, each showing that it has the focus`, async () => {
+      const page = await newPage(theme);
       await signIn(page, owner);
       await page.goto(target.path());
       await target.ready(page);
+      expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { dataset: { theme?: string } } } }).document.documentElement.dataset.theme)).toBe(theme);
+      // Settled: nothing still loading (spinners gone).
+      await until('the page settled', async () => (await page.locator('.spinner').count()) === 0 || target.name === 'settings');
+      const found = (await axeFindings(page)).map((f) => `[${theme}] ${f.rule} (${f.impact}): ${f.help} at ${f.targets.join(', ')}`);
+      expect(found, `axe-core's findings on the ${target.name} page`).toEqual([]);
+      // The same page, walked with Tab from the top.
       const walk = await unreachedByTab(page);
       // The walk saw the page's controls: the skip link, the top bar's and the project's tabs at least.
       expect(walk.focusable.length).toBeGreaterThan(8);
@@ -211,21 +206,19 @@ describeInChromium('console accessibility, theme and first log in chromium', (en
     }, 120_000);
   }
 
-  it('a project over the plan: the note names the operator command, and axe finds nothing in either theme', async () => {
-    for (const theme of ['light', 'dark'] as const) {
-      const page = await newPage(theme);
-      await signIn(page, owner);
-      await page.getByRole('button', { name: 'New project' }).click();
-      await page.getByLabel('Project name').fill('One too many');
-      await page.getByRole('button', { name: 'Create project' }).click();
-      const note = page.locator('.plan-limit');
-      await expect.poll(() => note.innerText().catch(() => '')).toMatch(/Plan limit reached/);
-      // The free plan's owner is the signed-in person: the command carries their email.
-      expect(await note.innerText()).toContain(`its operator can raise your plan with loglane users set-plan ${owner.email} <plan>`);
-      expect(await note.getByRole('link', { name: 'Compare plans' }).getAttribute('href')).toBe('/account');
-      expect(await axeFindings(page)).toEqual([]);
-      await page.context().close();
-    }
+  it(`a project over the plan: the note names the operator command, and axe finds nothing in the ${theme} theme`, async () => {
+    const page = await newPage(theme);
+    await signIn(page, owner);
+    await page.getByRole('button', { name: 'New project' }).click();
+    await page.getByLabel('Project name').fill('One too many');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    const note = page.locator('.plan-limit');
+    await expect.poll(() => note.innerText().catch(() => '')).toMatch(/Plan limit reached/);
+    // The free plan's owner is the signed-in person: the command carries their email.
+    expect(await note.innerText()).toContain(`its operator can raise your plan with loglane users set-plan ${owner.email} <plan>`);
+    expect(await note.getByRole('link', { name: 'Compare plans' }).getAttribute('href')).toBe('/account');
+    expect(await axeFindings(page)).toEqual([]);
+    await page.context().close();
   }, 120_000);
 
   it("the account page's new password: the server's refusal in plain words, under the field, once", async () => {
