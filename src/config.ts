@@ -36,6 +36,8 @@ export interface Config {
   /** The most bytes of logs one ingest transaction takes (group commit); a lone larger request still goes alone. */
   readonly ingestCommitMaxBytes: number;
   readonly queryBudgetMs: number;
+  /** A search page whose client reads nothing of it for this long is ended (its connection closed). */
+  readonly pageStallMs: number;
   /** The skip index (src/features/logs/store/blocks/): built in the background; searches use it unless off. */
   readonly searchIndex: boolean;
   /** Logs per block of the skip index. */
@@ -241,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     ingestQueueMaxBytes: integer('INGEST_QUEUE_MAX_BYTES', 256 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
     ingestCommitMaxBytes: integer('INGEST_COMMIT_MAX_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     queryBudgetMs: duration('QUERY_TIME_BUDGET', '5s', 1_000, 600_000),
+    pageStallMs: duration('PAGE_STALL_TIMEOUT', '30s', 1_000, 600_000),
     searchIndex: boolean('SEARCH_INDEX', true),
     indexBlockLogs: integer('INDEX_BLOCK_LOGS', 4096, 16, 1_000_000),
     indexIntervalMs: duration('INDEX_INTERVAL', '1s', 1_000, 3_600_000),

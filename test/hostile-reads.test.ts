@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { beforeAll, expect, it } from 'vitest';
 import { describeEngines, openTail, signup, useAccount, useProject, useServer, waitFor } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
-import { PAGE_CHUNK_BYTES, PAGE_STALL_MS, SEARCHES_PER_USER } from '../src/features/logs/read/page-stream.js';
+import { PAGE_CHUNK_BYTES, SEARCHES_PER_USER } from '../src/features/logs/read/page-stream.js';
 import { TAIL_SLICE_BYTES } from '../src/features/logs/live/tail.js';
 import { SCAN_CHUNK_BYTES } from '../src/features/logs/read/reader.js';
 
@@ -23,6 +23,8 @@ const LOGS = 2100;
 const MESSAGE_CHARS = 64 * 1000;
 const METADATA_CHARS = 60 * 1000;
 const MB = 1024 * 1024;
+/** PAGE_STALL_TIMEOUT for this file's server (30 s by default): the stalled-pages test waits that long. */
+const STALL_MS = 10_000;
 
 /** Reads `count` pages at once with fetch streaming, counting their logs without keeping them. */
 const SEARCH_SCRIPT = `
@@ -98,7 +100,7 @@ process.stdin.on('end', () => process.exit(0));
 const rssMb = () => process.memoryUsage().rss / MB;
 
 describeEngines('large reads are bounded, streamed and back-pressured', (engine) => {
-  const s = useServer(engine);
+  const s = useServer(engine, { env: { PAGE_STALL_TIMEOUT: `${STALL_MS / 1000}s` } });
   const owner = useAccount(s);
   const project = useProject(s, owner, 'large logs');
   const bystander = useProject(s, useAccount(s), 'bystander');
@@ -204,7 +206,7 @@ describeEngines('large reads are bounded, streamed and back-pressured', (engine)
     expect(growth).toBeLessThan(256);
   }, 300_000);
 
-  it('12 clients that ask for a page and never read it hold at most 64 MB, and their pages are ended after PAGE_STALL_MS', async () => {
+  it('12 clients that ask for a page and never read it hold at most 64 MB, and their pages are ended after PAGE_STALL_TIMEOUT', async () => {
     // Six users of the project (members added directly), two searches each: every one streams.
     const tokens: string[] = [owner.accessToken];
     for (let i = 1; i < 6; i++) {
@@ -239,8 +241,8 @@ describeEngines('large reads are bounded, streamed and back-pressured', (engine)
     expect(peak - before).toBeLessThan(64);
     // What the server produced for them is what the kernel's buffers took plus a few chunks each.
     expect(reads.stats().maxChunkBytes).toBeLessThanOrEqual(PAGE_CHUNK_BYTES + 130 * 1024);
-    // A page whose client reads nothing for PAGE_STALL_MS is ended, and its user's slot comes back.
-    await waitFor(() => reads.stats().running === 0, PAGE_STALL_MS + 30_000, 'the stalled pages to be ended');
+    // A page whose client reads nothing for PAGE_STALL_TIMEOUT is ended, and its user's slot comes back.
+    await waitFor(() => reads.stats().running === 0, STALL_MS + 30_000, 'the stalled pages to be ended');
     expect(reads.stats().stalled).toBe(0);
     child.stdin!.end();
     await output;

@@ -6,7 +6,7 @@
  * planned from its logs' keys and sizes (no text), then read from the database, serialised and
  * written a chunk of at most PAGE_CHUNK_BYTES at a time, each only when the client has taken the
  * one before (back-pressure): a client that stops reading holds about two chunks, and a page that
- * makes no progress for PAGE_STALL_MS is ended. A user runs at most SEARCHES_PER_USER searches at
+ * makes no progress for PAGE_STALL_MS (PAGE_STALL_TIMEOUT) is ended. A user runs at most SEARCHES_PER_USER searches at
  * once; more wait in line briefly, then get 429 (docs/reliability.md, "Hostile tenant").
  */
 import { Readable } from 'node:stream';
@@ -26,7 +26,7 @@ export const SEARCHES_PER_USER = 2;
 export const SEARCHES_WAITING_PER_USER = 4;
 /** How long a search waits in line before it is answered 429. */
 export const SEARCH_WAIT_MS = 10_000;
-/** A page whose client has read nothing for this long is ended (its connection closed). */
+/** A page whose client has read nothing for this long is ended (its connection closed); the default of PAGE_STALL_TIMEOUT. */
 export const PAGE_STALL_MS = 30_000;
 
 /** One log of a page: its key and size, and its row while the search still holds it. */
@@ -79,9 +79,9 @@ export type PageReads = ReturnType<typeof createPageReads>;
 
 /**
  * The per-user line for searches and the page writer. `read` gives the rows at keys (the store's
- * rowsAt, under the query budget).
+ * rowsAt, under the query budget); a page unread for `stallMs` is ended.
  */
-export function createPageReads(read: (projectId: string, keys: readonly PageKey[]) => Promise<LogRowStored[]>) {
+export function createPageReads(read: (projectId: string, keys: readonly PageKey[]) => Promise<LogRowStored[]>, stallMs = PAGE_STALL_MS) {
   const running = new Map<string, number>();
   const lines = new Map<string, (() => void)[]>();
   let waiting = 0;
@@ -174,7 +174,7 @@ export function createPageReads(read: (projectId: string, keys: readonly PageKey
 
   /**
    * The page as a readable stream of JSON (the search's answer shape): each chunk is produced
-   * only when the reader wants more, and a page whose reader has wanted nothing for PAGE_STALL_MS
+   * only when the reader wants more, and a page whose reader has wanted nothing for `stallMs`
    * is destroyed (the response with it).
    */
   function body(page: Page): Readable {
@@ -187,7 +187,7 @@ export function createPageReads(read: (projectId: string, keys: readonly PageKey
       isStalled = now;
       stalled += now ? 1 : -1;
       clearTimeout(timer);
-      if (now) timer = setTimeout(() => stream.destroy(new Error(`the client read nothing of its page for ${PAGE_STALL_MS} ms`)), PAGE_STALL_MS);
+      if (now) timer = setTimeout(() => stream.destroy(new Error(`the client read nothing of its page for ${stallMs} ms`)), stallMs);
     };
     const stream = new Readable({
       highWaterMark: PAGE_CHUNK_BYTES,

@@ -38,9 +38,9 @@ function entryOf(row: repo.LogRowStored, held: { bytes: number }): PageEntry {
   return entry;
 }
 
-export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'>; reader: LogReader; config: Pick<Config, 'queryBudgetMs'>; projects: Pick<ProjectsService, 'assertRole'> }) {
+export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'>; reader: LogReader; config: Pick<Config, 'queryBudgetMs' | 'pageStallMs'>; projects: Pick<ProjectsService, 'assertRole'> }) {
   const { store, reader, config, projects } = deps;
-  const reads = createPageReads((projectId, keys) => reader.withBudget(() => store.rowsAt(projectId, keys)));
+  const reads = createPageReads((projectId, keys) => reader.withBudget(() => store.rowsAt(projectId, keys)), config.pageStallMs);
 
   /**
    * Newest first, keyset-paginated: the page's keys, with the rows of its first chunk read. A
