@@ -14,9 +14,11 @@ import { createTestDatabase, describeEngines, request, spawnServer, waitFor, typ
 const BLOCK = 64;
 const BLOCKS = 120;
 const LOGS = BLOCK * BLOCKS + 10; // and a tail of 10 that no summary covers
-const KILLS = 4;
-/** Kills while packing (each restart loads the server again: three keep the file's time down). */
-const PACK_KILLS = 3;
+/** `npm run test:reliability` (LOGLANE_RELIABILITY=full) kills more often; each kill is a restart of a few seconds. */
+const FULL = process.env.LOGLANE_RELIABILITY === 'full';
+const KILLS = FULL ? 10 : 3;
+/** Kills while packing. */
+const PACK_KILLS = FULL ? 8 : 2;
 const GRAM_PART_BUCKETS = 56;
 /** Rows a filtered block keeps beside its filter's parts until it is packed: its 16 slices' filters and their common one (its format row is not counted). */
 const SLICE_ROWS = 16 + 1;
