@@ -9,9 +9,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { describeEngines, ISSUED_SECRETS, PG_REQUIRED, waitFor, type TestServer } from './harness.js';
+import { describeEngines, ENGINES, ISSUED_SECRETS, PG_REQUIRED, waitFor, type TestServer } from './harness.js';
 
 /** The repository's root folder. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,9 +44,23 @@ export function requireChromium(journey: string): void {
   });
 }
 
+/**
+ * Whether this suite's screens are saved as images: on the first engine only. The pages look the
+ * same on both, so the second run checks them (every control named, no page error) without resizing
+ * and writing the images again.
+ */
+let savingScreens = true;
+export const screenshotsHere = (): boolean => savingScreens;
+
 /** A suite run on each engine (describeEngines) where the browser tests are runnable, else one skipped suite saying why. */
 export const describeInChromium: (name: string, suite: Parameters<typeof describeEngines>[1]) => void = runnable
-  ? describeEngines
+  ? (name, suite) =>
+      describeEngines(name, (engine) => {
+        beforeAll(() => {
+          savingScreens = engine === ENGINES[0];
+        });
+        suite(engine);
+      })
   : (name: string) => describe.skip(`${name} (skipped: needs ${CHROMIUM} and a built console; .ci/run installs chromium and npm test builds)`, () => {});
 
 /**
@@ -121,11 +135,12 @@ export async function assertLabelled(page: Page, screen: string): Promise<void> 
 }
 
 /**
- * Checks the screen with assertLabelled, saves it at both widths as SHOTS/<name>-<width name>.png,
- * then returns to the desktop width.
+ * Checks the screen with assertLabelled; on the suite's first engine, also saves it at both widths
+ * as SHOTS/<name>-<width name>.png, then returns to the desktop width.
  */
 export async function shoot(page: Page, name: string): Promise<void> {
   await assertLabelled(page, name);
+  if (!savingScreens) return;
   for (const w of WIDTHS) {
     await page.setViewportSize({ width: w.width, height: w.height });
     // The page has taken the new width and painted at it (two animation frames after the resize).

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createProject, ISSUED_SECRETS, signup, useServer, type Account } from './harness.js';
 import { startSmtpSink, type Mail } from './sinks.js';
-import { assertLabelled, captureErrors, describeInChromium, ROOT, launchChromium, openContext, postLogs, printedErrors, requireChromium, SHOTS, until } from './browser.js';
+import { assertLabelled, captureErrors, describeInChromium, ROOT, launchChromium, openContext, postLogs, printedErrors, requireChromium, screenshotsHere, SHOTS, until } from './browser.js';
 
 requireChromium('explorer journey');
 
@@ -208,7 +208,7 @@ describeInChromium('log explorer journey in chromium', (engine) => {
       for (const r of rows) expect(r.width, `a message cut to ${r.width} px at ${size.width} px: ${r.text}`).toBeGreaterThanOrEqual(Math.min(size.width < 500 ? 120 : 300, r.text.length * 6));
       // On a phone the list comes first under the chart: the shot shows it.
       if (size.width < 500 && name !== 'context') await page.locator('.log-list').first().evaluate((el) => (el as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start' }));
-      await page.screenshot({ path: path.join(SHOTS, `explorer-${name}-${size.name}.png`) });
+      if (screenshotsHere()) await page.screenshot({ path: path.join(SHOTS, `explorer-${name}-${size.name}.png`) });
       await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     }
     await page.setViewportSize({ width: 1440, height: 900 });
