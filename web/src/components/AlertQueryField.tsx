@@ -2,8 +2,7 @@ import { useEffect, useId, useState } from 'react';
 import { ApiError } from '../lib/api.ts';
 import { useApi } from '../lib/context.ts';
 import { querySyntaxError } from '../lib/query.ts';
-
-export type QueryProblem = { column: number; message: string };
+import { QueryProblemNote, type QueryProblem } from './QueryProblemNote.tsx';
 
 /** How long typing pauses before the query is checked. */
 const CHECK_AFTER_MS = 350;
@@ -75,26 +74,6 @@ export function AlertQueryField(props: { projectId: string; value: string; onCha
         The search language of the log explorer; the rule counts logs of its level that match it too.
       </div>
       {error && <QueryProblemNote id={errorId} query={value} error={error} />}
-    </div>
-  );
-}
-
-/** The query with a caret under the column of its problem, and the server's message. */
-function QueryProblemNote({ id, query, error }: { id: string; query: string; error: QueryProblem }) {
-  const chars = Array.from(query);
-  const i = Math.max(0, error.column - 1);
-  return (
-    <div className="query-error" id={id} role="alert">
-      {error.column > 0 && (
-        <pre className="query-echo" aria-hidden="true">
-          {chars.slice(0, i).join('')}
-          <mark>{chars[i] ?? ' '}</mark>
-          {chars.slice(i + 1).join('')}
-          {'\n'}
-          {' '.repeat(i)}^
-        </pre>
-      )}
-      <span className="field-error">{error.message}</span>
     </div>
   );
 }

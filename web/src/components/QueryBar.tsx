@@ -1,12 +1,11 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { applySuggestion, completionAt, queryWarnings, suggest, type CompletionContext, type Suggestion } from '../lib/explorer.ts';
 import { LEVELS, type Level } from '../lib/query.ts';
+import { QueryProblemNote, type QueryProblem } from './QueryProblemNote.tsx';
 import { Spinner } from './ui.tsx';
 
-export interface SyntaxError {
-  column: number;
-  message: string;
-}
+/** A query's syntax error, as the server reports it. */
+export type SyntaxError = QueryProblem;
 
 /**
  * The search box. Typing does not run anything: Enter or Run does, and only a query that parses
@@ -219,7 +218,7 @@ export function QueryBar(props: {
         </div>
       </div>
       {checking && <span className="visually-hidden" role="status">Checking the query…</span>}
-      {shownError && <QueryError id={`${id}-error`} query={draft} error={shownError} />}
+      {shownError && <QueryProblemNote id={`${id}-error`} query={draft} error={shownError} />}
       {warnings.length > 0 && (
         <ul className="query-warnings" id={`${id}-warnings`} aria-label="Query warnings">
           {warnings.map((w) => (
@@ -248,24 +247,6 @@ export function QueryBar(props: {
         )}
       </fieldset>
     </form>
-  );
-}
-
-/** The query with the character at the error's column marked, and the server's message. */
-function QueryError({ id, query, error }: { id: string; query: string; error: SyntaxError }) {
-  const chars = Array.from(query);
-  const i = Math.max(0, error.column - 1);
-  return (
-    <div className="query-error" id={id} role="alert">
-      <pre className="query-echo" aria-hidden="true">
-        {chars.slice(0, i).join('')}
-        <mark>{chars[i] ?? ' '}</mark>
-        {chars.slice(i + 1).join('')}
-        {'\n'}
-        {' '.repeat(i)}^
-      </pre>
-      <span className="field-error">{error.message}</span>
-    </div>
   );
 }
 
