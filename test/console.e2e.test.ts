@@ -265,7 +265,10 @@ describeInChromium('console journey in chromium', (engine) => {
     // keystroke: waited for, as Enter before it would cancel it) and by the run itself: the page,
     // the histogram, and the sidebar's fields and facets.
     await until('the check as you type refused', async () => (await page.locator('.query-error .field-error').count()) > 0);
+    // Each of the run's four requests answered before the next query (which would abort the slower ones).
+    const refused = ['logs', 'logs/stats', 'logs/fields', 'logs/facets'].map((p) => page.waitForResponse((r) => new URL(r.url()).pathname === `/v1/projects/${projectId}/${p}` && r.status() === 400));
     await search.press('Enter');
+    await Promise.all(refused);
     expectedFailures.push(`400 /v1/projects/${projectId}/logs`, `400 /v1/projects/${projectId}/logs`, `400 /v1/projects/${projectId}/logs/stats`, `400 /v1/projects/${projectId}/logs/fields`, `400 /v1/projects/${projectId}/logs/facets`);
     const syntax = await until('syntax error shown', async () => (await page.locator('.query-error .field-error').innerText().catch(() => '')) || undefined);
     const column = Number(/^at column (\d+): expected /.exec(syntax)?.[1]);
