@@ -133,6 +133,29 @@ describeEngines('saved views', (engine) => {
     expect((await s.request('GET', `/v1/projects/${project.id}/views`, { token: owner.accessToken })).body.data).toEqual([]);
   });
 
+  it('a name is counted in characters, not UTF-16 units, and bidirectional controls are refused (in every typed name)', async () => {
+    const owner = await signup(s);
+    const project = await createProject(s, owner);
+    // 100 emoji are 200 UTF-16 units: the name is 100 characters, so it is taken (it was a 400).
+    const emoji = '\u{1F600}'.repeat(100);
+    const made = await create(owner, project.id, body({ name: emoji }));
+    expect(made.status).toBe(201);
+    expect(made.body.name).toBe(emoji);
+    expect((await create(owner, project.id, body({ name: '\u{1F600}'.repeat(101) }))).status).toBe(400);
+    // A right-to-left override makes "txt.exe" read as "exe.txt" to the other members: refused, as
+    // are the other bidirectional controls, with a message in words.
+    for (const control of ['\u202e', '\u202a', '\u2066', '\u2069', '\u200f', '\u061c']) {
+      const res = await create(owner, project.id, body({ name: `invoice${control}txt.exe` }));
+      expect(res.status, JSON.stringify(control)).toBe(400);
+      const error = errorOf(res);
+      expect(error.details).toEqual([{ path: '/name', message: 'must not contain control characters or bidirectional controls' }]);
+    }
+    // The same rule holds for the other names people type (projects, alert rules).
+    const renamed = await s.request('PUT', `/v1/projects/${project.id}`, { token: owner.accessToken, body: { name: 'shop\u202egnp.exe' } });
+    expect(renamed.status).toBe(400);
+    expect((await s.request('GET', `/v1/projects/${project.id}/views`, { token: owner.accessToken })).body.data.map((v) => v.name)).toEqual([emoji]);
+  });
+
   it('a project holds at most 100 views (403 PLAN_LIMIT_EXCEEDED, resource views)', async () => {
     const owner = await signup(s);
     const project = await createProject(s, owner);

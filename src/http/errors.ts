@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { Type } from 'typebox';
 import { discardBody, discardPace } from './discard.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { TEXT_PATTERN } from './schemas.js';
 
 /** A request id, as every request (and every error body) carries. */
 export const newRequestId = (): string => `req_${randomBytes(8).toString('hex')}`;
@@ -58,7 +59,9 @@ function validationDetails(err: FastifyError): ErrorDetail[] {
   return (err.validation ?? []).map((v) => {
     const missing = (v.params as { missingProperty?: string }).missingProperty;
     const path = `${v.instancePath}${missing ? `/${missing}` : ''}` || '/';
-    return { path: `${part}${path}`, message: v.message ?? 'is not valid' };
+    // Text's pattern (http/schemas.ts) is explained in words, not shown as a regular expression.
+    const message = v.keyword === 'pattern' && (v.params as { pattern?: string }).pattern === TEXT_PATTERN ? 'must not contain control characters or bidirectional controls' : v.message;
+    return { path: `${part}${path}`, message: message ?? 'is not valid' };
   });
 }
 

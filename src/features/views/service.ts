@@ -9,6 +9,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { lockRow } from '../../db/lock.js';
 import { parseDuration } from '../../duration.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { charCount } from '../../http/schemas.js';
 import { isId, newId } from '../../ids.js';
 import { parseQuery } from '../logs/query/index.js';
 import { parseField } from '../logs/query/parse.js';
@@ -74,7 +75,7 @@ export function checkColumn(name: string, path: string): string {
 /** The checked and normalised parts of a view: what is stored. */
 function checked(input: ViewInput): { name: string; query: string; range: ViewRange; columns: string[]; groupBy: string | null } {
   const name = input.name.trim();
-  if (name.length < 1 || name.length > 100) throw validationError('/name', 'must be 1 to 100 characters');
+  if (name.length < 1 || charCount(name) > 100) throw validationError('/name', 'must be 1 to 100 characters');
   const query = (input.query ?? '').trim();
   if (query !== '') parseQuery(query, '/query');
   const range = checkRange(input.range);
