@@ -14,46 +14,132 @@ const FACILITIES = ['kern', 'user', 'mail', 'daemon', 'auth', 'syslog', 'lpr', '
 const LEVELS = ['fatal', 'fatal', 'fatal', 'error', 'warn', 'info', 'info', 'debug'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** A message read: its project key (from its structured data; undefined: none given) and its log. */
+/**
+ * A message read: its project key (from its loglane element; undefined: none given) and its log,
+ * or `keyProblem` when it holds a loglane element that does not read as one (the message is then
+ * refused: it is never stored under SYSLOG_DEFAULT_KEY, where the key it meant would be kept as text).
+ */
 export interface SyslogMessage {
   key: string | undefined;
   log: LogObject;
+  keyProblem?: string;
 }
 
-/** Structured data: `[id name="value" …]…`, values with \" \\ \] escapes; undefined when malformed. Returns the elements and where they end. */
+/** One structured data element `[id name="value" …]`, values with \" \\ \] escapes; undefined when malformed. */
+function readElement(text: string, at: number): { id: string; params: Record<string, string>; end: number } | undefined {
+  if (text[at] !== '[') return undefined;
+  at++;
+  const idEnd = text.slice(at, at + 256).search(/[ \]]/);
+  if (idEnd <= 0) return undefined;
+  const id = text.slice(at, at + idEnd);
+  at += idEnd;
+  const params: Record<string, string> = {};
+  while (text[at] === ' ') {
+    at++;
+    const eq = text.indexOf('=', at);
+    if (eq <= at || text[eq + 1] !== '"') return undefined;
+    const name = text.slice(at, eq);
+    if (/[\s\]"]/.test(name)) return undefined;
+    at = eq + 2;
+    let value = '';
+    for (;;) {
+      if (at >= text.length) return undefined;
+      const c = text[at++]!;
+      if (c === '"') break;
+      if (c === '\\' && (text[at] === '"' || text[at] === '\\' || text[at] === ']')) value += text[at++];
+      else value += c;
+    }
+    put(params, name, value);
+  }
+  if (text[at] !== ']') return undefined;
+  return { id, params, end: at + 1 };
+}
+
+/** Structured data: `-`, or elements one after another; undefined when malformed. Returns the elements and where they end. */
 function readStructuredData(text: string, at: number): { sd: Record<string, Record<string, string>>; end: number } | undefined {
   const sd: Record<string, Record<string, string>> = {};
   if (text[at] === '-') return { sd, end: at + 1 };
   while (text[at] === '[') {
-    at++;
-    const idEnd = text.slice(at).search(/[ \]]/);
-    if (idEnd <= 0) return undefined;
-    const id = text.slice(at, at + idEnd);
-    at += idEnd;
-    const params: Record<string, string> = {};
-    while (text[at] === ' ') {
-      at++;
-      const eq = text.indexOf('=', at);
-      if (eq <= at || text[eq + 1] !== '"') return undefined;
-      const name = text.slice(at, eq);
-      if (/[\s\]"]/.test(name)) return undefined;
-      at = eq + 2;
-      let value = '';
-      for (;;) {
-        if (at >= text.length) return undefined;
-        const c = text[at++]!;
-        if (c === '"') break;
-        if (c === '\\' && (text[at] === '"' || text[at] === '\\' || text[at] === ']')) value += text[at++];
-        else value += c;
-      }
-      put(params, name, value);
-    }
-    if (text[at] !== ']') return undefined;
-    at++;
+    const element = readElement(text, at);
+    if (!element) return undefined;
+    at = element.end;
     // A repeated SD-ID keeps its first element (RFC 5424 §6.3.2 forbids repeats).
-    if (!Object.hasOwn(sd, id)) put(sd, id, params);
+    if (!Object.hasOwn(sd, element.id)) put(sd, element.id, element.params);
   }
   return { sd, end: at };
+}
+
+/** The SD-ID of the key's element: `loglane` or `loglane@<enterprise number>`, in any case. */
+const isKeyElementId = (id: string) => /^loglane(@|$)/i.test(id);
+
+/**
+ * Where a loglane element starts, in any form of message and anywhere in it (structured data,
+ * header, message text): `[loglane` in any case, spaces allowed after the bracket, and not the
+ * start of a longer word. Each is read as an element; one that does not read is a problem.
+ */
+const KEY_ELEMENT = /\[\s*loglane(?![A-Za-z0-9_.-])/gi;
+
+interface KeyElement {
+  start: number;
+  end: number;
+  key: string | undefined;
+}
+
+/** The loglane elements of `text`, each read (key undefined: it did not read, or holds no key). */
+function keyElements(text: string): KeyElement[] {
+  const found: KeyElement[] = [];
+  KEY_ELEMENT.lastIndex = 0;
+  for (let m = KEY_ELEMENT.exec(text); m !== null; m = KEY_ELEMENT.exec(text)) {
+    const element = readElement(text, m.index);
+    if (element && isKeyElementId(element.id)) {
+      const key = element.params.key;
+      found.push({ start: m.index, end: element.end, key: key !== undefined && key !== '' ? key : undefined });
+      KEY_ELEMENT.lastIndex = element.end;
+    } else {
+      // To the end of what could be its element, so the key it meant is never kept.
+      const close = text.indexOf(']', m.index);
+      found.push({ start: m.index, end: close < 0 ? text.length : close + 1, key: undefined });
+    }
+  }
+  return found;
+}
+
+/** `text` without the spans `[start, end)` (in order), with the space before each span taken too when there is one. */
+function cut(text: string, spans: { start: number; end: number }[]): string {
+  let out = '';
+  let at = 0;
+  for (const { start, end } of spans) {
+    if (start < at) continue;
+    out += text.slice(at, start > at && text[start - 1] === ' ' && text[end] === ' ' ? start - 1 : start);
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/** `text` cut to at most `max` bytes of UTF-8, on a character's boundary; undefined when it fits. */
+export function cutUtf8(text: string, max: number): string | undefined {
+  if (text.length * 3 <= max || Buffer.byteLength(text) <= max) return undefined;
+  const bytes = Buffer.from(text, 'utf8');
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/**
+ * A frame's bytes as text: UTF-8, with bytes that are not (Latin-1, broken sequences) read as
+ * U+FFFD; a frame the framing cut loses the incomplete character at its end, not a whole message.
+ */
+export function decodeSyslog(bytes: Buffer, truncated: boolean): string {
+  let end = bytes.length;
+  if (truncated) {
+    // Back to the start of the last character; drop it when its bytes are not all there.
+    let start = end - 1;
+    while (start > 0 && end - start < 4 && (bytes[start]! & 0xc0) === 0x80) start--;
+    const lead = bytes[start]!;
+    const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    if (start >= 0 && end - start < need) end = start;
+  }
+  return bytes.toString('utf8', 0, end);
 }
 
 /** The year-less time of RFC 3164 (`Nov 28 13:10:00`), read in UTC in the current year, or the previous one when that would be more than a day ahead. */
@@ -85,9 +171,18 @@ export function parseSyslog(text: string, now: number, truncated = false): Syslo
   let source: string | undefined;
   let message: string;
 
+  // The key's element, wherever it is and in whatever form the message is: read, and never stored.
+  const elements = keyElements(rest);
+  for (const e of elements) {
+    if (e.key === undefined) return { key: undefined, log: { message: '', level, metadata }, keyProblem: 'a loglane element does not read as [loglane@… key="…"]' };
+    if (key !== undefined && e.key !== key) return { key: undefined, log: { message: '', level, metadata }, keyProblem: 'loglane elements with different keys' };
+    key = e.key;
+  }
+
   // RFC 5424: VERSION TIMESTAMP HOSTNAME APP-NAME PROCID MSGID STRUCTURED-DATA [MSG].
   const h = /^1 (\S+) (\S+) (\S+) (\S+) (\S+) /.exec(rest);
-  const sd = h ? readStructuredData(rest, h[0].length) : undefined;
+  // A loglane element in the header is no header: the message is read as RFC 3164, without it.
+  const sd = h && !elements.some((e) => e.start < h[0].length) ? readStructuredData(rest, h[0].length) : undefined;
   if (h && sd && (sd.end === rest.length || rest[sd.end] === ' ')) {
     const [, time, hostname, app, procid, msgid] = h;
     timestamp = nil(time);
@@ -95,17 +190,13 @@ export function parseSyslog(text: string, now: number, truncated = false): Syslo
     source = nil(app);
     if (nil(procid)) metadata.procid = procid;
     if (nil(msgid)) metadata.msgid = msgid;
-    // The key's element: SD-ID `loglane` or `loglane@<enterprise number>`. It is never stored.
-    for (const id of Object.keys(sd.sd)) {
-      if (id === 'loglane' || id.startsWith('loglane@')) {
-        key ??= sd.sd[id]!.key;
-        delete sd.sd[id];
-      }
-    }
+    for (const id of Object.keys(sd.sd)) if (isKeyElementId(id)) delete sd.sd[id];
     if (Object.keys(sd.sd).length > 0) metadata.sd = sd.sd;
-    message = rest.slice(sd.end + 1);
+    const from = sd.end + 1;
+    message = cut(rest.slice(from), elements.filter((e) => e.start >= from).map((e) => ({ start: e.start - from, end: e.end - from })));
     if (message.startsWith('\uFEFF')) message = message.slice(1);
   } else {
+    rest = cut(rest, elements);
     // RFC 3164: TIMESTAMP HOSTNAME TAG[PID]: MSG, read leniently (senders vary).
     const t = /^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d) /.exec(rest);
     if (t) {
@@ -127,6 +218,12 @@ export function parseSyslog(text: string, now: number, truncated = false): Syslo
     message = rest;
   }
   if (message.endsWith('\n')) message = message.slice(0, -1);
+  // Text of more than 64 KiB once read (bytes that were not UTF-8 read as U+FFFD take three) is cut on a character.
+  const shorter = cutUtf8(message, MAX_SYSLOG_BYTES);
+  if (shorter !== undefined) {
+    message = shorter;
+    truncated = true;
+  }
   if (truncated) metadata.truncated = true;
   const log: LogObject = { message, level, metadata };
   if (timestamp !== undefined) log.timestamp = timestamp;
