@@ -32,8 +32,11 @@ export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir' | 
   return { key, generated: true, file };
 }
 
-/** Purpose-bound 256-bit subkeys, so the JWT key and the API-key encryption key never coincide. */
-export type KeyPurpose = 'jwt-signing' | 'api-key-encryption' | 'webhook-secret-encryption';
+/**
+ * Purpose-bound 256-bit subkeys, so no two uses share a key (the JWT key, the API-key encryption
+ * key, the key of API keys' checksums, …).
+ */
+export type KeyPurpose = 'jwt-signing' | 'api-key-encryption' | 'api-key-checksum' | 'webhook-secret-encryption';
 
 export function deriveKey(secret: string, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'loglane', `loglane:${purpose}:v1`, 32));

@@ -50,7 +50,7 @@ export function createServices(deps: { config: Config; database: Database; secre
   const tokens = createAccessTokens(deriveKey(secretKey, 'jwt-signing'), config.accessTokenTtlMs, now);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl, config.alertEmailFrom) : undefined;
   // The log store is made below; a deletion asks it only once the server runs.
-  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), now, purgeLogs: (projectId) => store.purgeProject(projectId), storedBytes: (ids) => store.storedBytes(ids) });
+  const projects = createProjectsService({ db, encryptionKey: deriveKey(secretKey, 'api-key-encryption'), checksumKey: deriveKey(secretKey, 'api-key-checksum'), now, purgeLogs: (projectId) => store.purgeProject(projectId), storedBytes: (ids) => store.storedBytes(ids) });
   const members = createMembersService({ db, now, log, projects, mailer, publicUrl: config.publicUrl, invitationsPerSenderPerHour: config.invitationsPerSenderPerHour });
   const accounts = createAccountsService({
     db,
@@ -183,6 +183,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     syslogStats: () => syslog.stats(),
 
     async start(): Promise<void> {
+      await projects.start();
       await logs.start();
       Object.assign(syslogPorts, await syslog.start());
       await vapid();

@@ -7,6 +7,7 @@ import type { Config, Engine } from '../config.js';
 import type { LogStore, LogStoreDeps } from '../features/logs/store/index.js';
 import { createPostgresLogStore } from '../features/logs/store/postgres.js';
 import { createSqliteLogStore } from '../features/logs/store/sqlite.js';
+import { FairMutex } from './mutex.js';
 import { SQLITE_PRAGMAS } from './sqlite-pragmas.js';
 import type { DatabaseSchema, Db } from './types.js';
 
@@ -47,18 +48,45 @@ export function openDatabase(config: Pick<Config, 'engine' | 'databaseUrl' | 'da
 }
 
 /**
- * Kysely's SQLite driver with `BEGIN IMMEDIATE` transactions. The log writer commits from its own
- * connection (a worker thread); a transaction that read first and wrote later would then fail with
- * SQLITE_BUSY_SNAPSHOT whenever the writer committed in between. Taking the write lock at BEGIN
- * makes it wait (busy_timeout) instead.
+ * Kysely's SQLite driver with `BEGIN IMMEDIATE` transactions, and a fair lock on its one connection.
+ *
+ * The log writer commits from its own connection (a worker thread); a transaction that read first
+ * and wrote later would then fail with SQLITE_BUSY_SNAPSHOT whenever the writer committed in
+ * between. Taking the write lock at BEGIN makes it wait (busy_timeout) instead.
+ *
+ * Kysely's driver guards its one connection with a lock whose waiters all await one promise: each
+ * release wakes every waiter, one takes the lock and the rest wait again, so N queries queued at
+ * once cost N²/2 wakeups on the event loop (thousands of key lookups at once froze the server for
+ * seconds). Here the connection is taken under a FairMutex first, which hands it to one waiter at
+ * a time in arrival order; Kysely's own lock is then always free when it is asked.
  */
-class ImmediateSqliteDriver extends SqliteDriver {
+export class ImmediateSqliteDriver extends SqliteDriver {
+  readonly connectionLock = new FairMutex();
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.connectionLock.lock();
+    try {
+      return await super.acquireConnection();
+    } catch (err) {
+      this.connectionLock.unlock();
+      throw err;
+    }
+  }
+
+  override async releaseConnection(): Promise<void> {
+    try {
+      await super.releaseConnection();
+    } finally {
+      this.connectionLock.unlock();
+    }
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
 
-class ImmediateSqliteDialect extends SqliteDialect {
+export class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   constructor(config: SqliteDialectConfig) {
     super(config);

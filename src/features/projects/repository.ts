@@ -71,14 +71,27 @@ export async function deleteProject(db: Executor, id: string): Promise<boolean> 
   return Number(result.numDeletedRows) > 0;
 }
 
-/** The ingest path's lookup: by digest only, every time, so a rotated key is refused at once on every node. */
-export function findProjectByKeyHash(db: Executor, hash: string) {
+/**
+ * The ingest path's lookup of keys by their digests, in one statement (keep `hashes` to a few
+ * hundred): by digest only, every time, so a rotated key is refused at once on every node.
+ */
+export function findProjectsByKeyHashes(db: Executor, hashes: string[]) {
   return db
     .selectFrom('projects')
     .innerJoin('users', 'users.id', 'projects.user_id')
-    .select(['projects.id', 'projects.user_id', 'users.plan'])
-    .where('projects.api_key_hash', '=', hash)
-    .executeTakeFirst();
+    .select(['projects.api_key_hash', 'projects.id', 'projects.user_id', 'users.plan'])
+    .where('projects.api_key_hash', 'in', hashes)
+    .execute();
+}
+
+/**
+ * A page of projects' stored keys (digest and ciphertext) in id order after `afterId`, only those
+ * changed (created, rotated, renamed) at or after `since` when it is given.
+ */
+export function keysPage(db: Executor, afterId: string, limit: number, since?: number) {
+  let q = db.selectFrom('projects').select(['id', 'api_key_hash', 'api_key_ciphertext']).where('id', '>', afterId);
+  if (since !== undefined) q = q.where('updated_at', '>=', since);
+  return q.orderBy('id').limit(limit).execute();
 }
 
 /** Which of the (project, user) pairs are still memberships, as `project\nuser` keys. */

@@ -5,7 +5,7 @@ import { AppError, notFound } from '../../errors.js';
 import { isId, newId } from '../../ids.js';
 import { findUserById } from '../accounts/repository.js';
 import { checkLimit } from '../plans/plans.js';
-import { decryptApiKey, encryptApiKey, generateApiKey, hashApiKey, isWellFormedApiKey, maskApiKey } from './api-keys.js';
+import { apiKeyFormat, decryptApiKey, encryptApiKey, hashApiKey, isWellFormedApiKey, maskApiKey } from './api-keys.js';
 import * as repo from './repository.js';
 import { forbiddenRole, hasRole, isRole, type Role } from './roles.js';
 
@@ -31,12 +31,37 @@ const projectNotFound = () => notFound('project');
 /** How many times to retry on the (astronomically unlikely) collision of two generated keys. */
 const KEY_ATTEMPTS = 3;
 
+/** Keys found to be no project's, remembered as such (by digest): at most this many, each this long. */
+const UNKNOWN_KEYS = 10_000;
+const UNKNOWN_KEY_MS = 30_000;
+/** Keys looked up in one statement, at most; a call with more runs one statement after another. */
+export const KEY_LOOKUP_BATCH = 500;
+/** Rows of `projects` read per statement when the keys without a keyed checksum are gathered. */
+const KEYS_PAGE = 500;
+/** The set of keys without a keyed checksum is brought up to date at most this often, and only when a key needs it. */
+const UNVOUCHED_REFRESH_MS = 30_000;
+/** How far before the previous gathering a later one looks: nodes' clocks differ, and a row commits after its `updated_at` was taken. */
+const UNVOUCHED_OVERLAP_MS = 5 * 60_000;
+/** The first 16 hex digits (64 bits) of a key's digest: what the set of keys without a keyed checksum keeps. */
+const digestTag = (hash: string) => hash.slice(0, 16);
+
+/** Database lookups of API keys (tests and metrics count them). */
+export interface KeyLookupCounts {
+  /** Statements that looked keys up, and the keys they looked up. */
+  statements: number;
+  keys: number;
+  /** Reads of the projects' stored keys (the set of keys without a keyed checksum: once at start, then at most every 30 s). */
+  scans: number;
+}
+
 /** What each project action needs (docs/teams.md, "Roles"). */
 const WHAT = { rename: 'rename the project', rotate: 'rotate its API key', delete: 'delete the project' } as const;
 
 export function createProjectsService(deps: {
   db: Db;
   encryptionKey: Buffer;
+  /** The key of API keys' checksums (secrets.ts deriveKey(secret, 'api-key-checksum')). */
+  checksumKey: Buffer;
   now: () => number;
   /** Takes a project's logs away ahead of its deletion, where one statement would stall the server (the log store's purgeProject). */
   purgeLogs: (projectId: string) => Promise<void>;
@@ -45,6 +70,7 @@ export function createProjectsService(deps: {
 }) {
   const { db, encryptionKey, now } = deps;
   const deletedListeners: ((projectId: string) => void)[] = [];
+  const format = apiKeyFormat(deps.checksumKey);
 
   /** Deletes the project and everything under it: its logs first in steps, then the rest in one transaction. */
   async function deleteOne(id: string): Promise<boolean> {
@@ -69,7 +95,7 @@ export function createProjectsService(deps: {
   }
 
   function sealedKey(projectId: string) {
-    const apiKey = generateApiKey();
+    const apiKey = format.generate();
     return { apiKey, hash: hashApiKey(apiKey), ciphertext: encryptApiKey(encryptionKey, projectId, apiKey) };
   }
 
@@ -94,7 +120,124 @@ export function createProjectsService(deps: {
     return { row: found, role: found.role, muted: Number(found.notifications_muted) === 1 };
   }
 
+  // API keys. A key is looked up in the database only when it could be a project's: its checksum is
+  // keyed with this server's secret, or its digest is one of the keys handed out without such a
+  // checksum (made before checksums were keyed, with a CRC32 anyone can compute; or under another
+  // secret). That set is gathered from the stored keys at start and, when a key needs it, at most
+  // every UNVOUCHED_REFRESH_MS for the rows changed since (a node running older code may still make
+  // such keys); no server makes them now, so it hardly grows. Whether a key still works is always
+  // the database's answer, on every node: only "could this key exist at all" is decided here.
+  const counts: KeyLookupCounts = { statements: 0, keys: 0, scans: 0 };
+  /** Digest → until when it is known to be no project's key. */
+  const unknownKeys = new Map<string, number>();
+  /** Digest → the lookup under way, which a concurrent check of the same key joins. */
+  const inFlight = new Map<string, Promise<ApiKeyCheck>>();
+  let unvouched: Set<string> | undefined;
+  let gathering: Promise<void> | undefined;
+  let gatheredFrom = -Infinity;
+
+  function vouchedFor(row: { id: string; api_key_ciphertext: string }): boolean {
+    try {
+      return format.checksumOf(decryptApiKey(encryptionKey, row.id, row.api_key_ciphertext)) === 'keyed';
+    } catch {
+      return false; // sealed under another secret: its key is not known here, its digest is
+    }
+  }
+
+  /** Reads the stored keys (all of them the first time, then those changed since the last read) a page at a time. */
+  async function gather(): Promise<void> {
+    const started = now();
+    const since = unvouched === undefined ? undefined : gatheredFrom - UNVOUCHED_OVERLAP_MS;
+    const set = unvouched ?? new Set<string>();
+    counts.scans++;
+    for (let after = ''; ; ) {
+      const rows = await repo.keysPage(db, after, KEYS_PAGE, since);
+      for (const row of rows) if (!vouchedFor(row)) set.add(digestTag(row.api_key_hash));
+      if (rows.length < KEYS_PAGE) break;
+      after = rows[rows.length - 1]!.id;
+    }
+    unvouched = set;
+    gatheredFrom = started;
+  }
+
+  function regather(): Promise<void> {
+    return (gathering ??= gather().finally(() => {
+      gathering = undefined;
+    }));
+  }
+
+  /** Whether a key without a keyed checksum is one that was handed out (then the database decides). */
+  async function isUnvouchedKey(hash: string): Promise<boolean> {
+    if (unvouched === undefined) await regather();
+    if (unvouched!.has(digestTag(hash))) return true;
+    if (now() - gatheredFrom < UNVOUCHED_REFRESH_MS) return false;
+    await regather();
+    return unvouched!.has(digestTag(hash));
+  }
+
+  /** The digest to look up, or the answer when none is needed. */
+  async function precheck(key: string | undefined): Promise<string | ApiKeyCheck> {
+    if (!key) return { ok: false, reason: 'missing' };
+    if (!isWellFormedApiKey(key)) return { ok: false, reason: 'malformed' };
+    const checksum = format.checksumOf(key);
+    const hash = hashApiKey(key);
+    if (checksum !== 'keyed' && !(await isUnvouchedKey(hash))) return { ok: false, reason: checksum === 'legacy' ? 'unknown' : 'malformed' };
+    const until = unknownKeys.get(hash);
+    if (until !== undefined) {
+      if (until > now()) return { ok: false, reason: 'unknown' };
+      unknownKeys.delete(hash);
+    }
+    return hash;
+  }
+
+  async function lookUpStatement(hashes: string[]): Promise<Map<string, ApiKeyCheck>> {
+    counts.statements++;
+    counts.keys += hashes.length;
+    const out = new Map<string, ApiKeyCheck>();
+    for (const row of await repo.findProjectsByKeyHashes(db, hashes)) out.set(row.api_key_hash, { ok: true, projectId: row.id, userId: row.user_id, plan: row.plan });
+    for (const hash of hashes) {
+      if (out.has(hash)) continue;
+      out.set(hash, { ok: false, reason: 'unknown' });
+      unknownKeys.delete(hash);
+      unknownKeys.set(hash, now() + UNKNOWN_KEY_MS);
+      if (unknownKeys.size > UNKNOWN_KEYS) unknownKeys.delete(unknownKeys.keys().next().value!);
+    }
+    return out;
+  }
+
+  /** Looks the digests up, KEY_LOOKUP_BATCH to a statement, one statement after another; a digest already being looked up joins that lookup. */
+  async function lookUp(hashes: Iterable<string>): Promise<Map<string, ApiKeyCheck>> {
+    const out = new Map<string, ApiKeyCheck>();
+    const waits: Promise<void>[] = [];
+    const fresh: string[] = [];
+    for (const hash of new Set(hashes)) {
+      const pending = inFlight.get(hash);
+      if (pending) waits.push(pending.then((check) => void out.set(hash, check)));
+      else fresh.push(hash);
+    }
+    let previous: Promise<unknown> = Promise.resolve();
+    for (let i = 0; i < fresh.length; i += KEY_LOOKUP_BATCH) {
+      const chunk = fresh.slice(i, i + KEY_LOOKUP_BATCH);
+      const statement = previous.then(() => lookUpStatement(chunk));
+      previous = statement.catch(() => undefined);
+      for (const hash of chunk) {
+        const check = statement.then((found) => found.get(hash)!);
+        inFlight.set(hash, check);
+        const forget = () => void inFlight.delete(hash);
+        check.then(forget, forget);
+        waits.push(check.then((c) => void out.set(hash, c)));
+      }
+    }
+    await Promise.all(waits);
+    return out;
+  }
+
   return {
+    /** Gathers the keys handed out without a keyed checksum, so that the first such key costs no wait. */
+    async start(): Promise<void> {
+      await regather();
+    },
+
     /** The project, the caller's role and whether they muted it; in `executor`'s transaction when given (under a lock). */
     access,
 
@@ -182,12 +325,35 @@ export function createProjectsService(deps: {
       return pairs.length === 0 ? Promise.resolve(new Set()) : repo.membershipsOf(db, pairs);
     },
 
-    /** Resolves an API key to its project. A malformed key or a bad checksum costs no query. */
+    /**
+     * Resolves an API key to its project. A key of the wrong shape, one whose checksum does not
+     * hold and one without a keyed checksum that was never handed out cost no query; a key found
+     * to be no project's is remembered as such (UNKNOWN_KEY_MS); concurrent checks of one key
+     * share one lookup. A key that works is looked up every time, so a rotated or deleted key is
+     * refused at once on every node.
+     */
     async verifyApiKey(key: string | undefined): Promise<ApiKeyCheck> {
-      if (!key) return { ok: false, reason: 'missing' };
-      if (!isWellFormedApiKey(key)) return { ok: false, reason: 'malformed' };
-      const row = await repo.findProjectByKeyHash(db, hashApiKey(key));
-      return row ? { ok: true, projectId: row.id, userId: row.user_id, plan: row.plan } : { ok: false, reason: 'unknown' };
+      const hash = await precheck(key);
+      if (typeof hash !== 'string') return hash;
+      return (await lookUp([hash])).get(hash)!;
+    },
+
+    /** verifyApiKey for many keys at once: those that need the database are looked up KEY_LOOKUP_BATCH to a statement. */
+    async verifyApiKeys(keys: Iterable<string>): Promise<Map<string, ApiKeyCheck>> {
+      const distinct = [...new Set(keys)];
+      const prechecked = await Promise.all(distinct.map(precheck));
+      const found = await lookUp(prechecked.filter((p): p is string => typeof p === 'string'));
+      const out = new Map<string, ApiKeyCheck>();
+      distinct.forEach((key, i) => {
+        const p = prechecked[i]!;
+        out.set(key, typeof p === 'string' ? found.get(p)! : p);
+      });
+      return out;
+    },
+
+    /** How many times API keys were looked up in the database, and in how many statements. */
+    keyLookups(): KeyLookupCounts {
+      return { ...counts };
     },
   };
 }
