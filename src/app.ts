@@ -18,6 +18,7 @@ import { viewRoutes } from './features/views/routes.js';
 import { clientErrorHandler, errorResponses, installErrorHandling, newRequestId, sendError, translateError } from './http/errors.js';
 import { installValidators } from './http/validation.js';
 import { bearerToken } from './http/auth.js';
+import { liveSessions } from './features/accounts/sessions.js';
 import { consoleRoutes } from './http/console.js';
 import { planRoutes } from './features/plans/routes.js';
 import { createServices, type Clock, type Services } from './services.js';
@@ -158,7 +159,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(elasticsearchRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/es' });
   await app.register(lokiRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/loki' });
   await app.register(hecRoutes({ ...services, isRetryable: (err) => services.store.isRetryable(err) }), { prefix: '/services/collector' });
-  await app.register(logQueryRoutes(services), { prefix: '/v1' });
+  // An export ends with the login that started it (logout, revoked), checked as it streams.
+  await app.register(logQueryRoutes({ ...services, now: () => clock.now(), liveSessions: (ids) => liveSessions(database.db, ids, clock.now()) }), { prefix: '/v1' });
   await app.register(alertRoutes(services), { prefix: '/v1' });
   await app.register(pushRoutes(services), { prefix: '/v1' });
   await app.register(destinationRoutes(services), { prefix: '/v1' });

@@ -12,8 +12,9 @@ import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted 
 import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './ingest/body.js';
 import { parseFilter } from './filter.js';
 import { SEARCH_WAIT_MS, SEARCHES_PER_USER } from './read/page-stream.js';
+import { createUserSlots } from './read/slots.js';
 import * as otlp from './ingest/otlp.js';
-import { createExportSlots, csvHeader, encodeRows, EXPORT_STALL_MS, EXPORTS_PER_USER, exportColumns, exportFileName, type ExportFormat } from './read/export.js';
+import { createExportSlots, csvHeader, encodeRows, EXPORT_RETRY_AFTER_S, EXPORT_STALL_MS, EXPORTS_PER_NODE, EXPORTS_PER_USER, exportColumns, exportFileName, type ExportFormat } from './read/export.js';
 import { presentLog } from './present.js';
 import type { Metrics } from '../../metrics.js';
 import type { LogsService } from './service.js';
@@ -21,6 +22,29 @@ import * as S from './schemas.js';
 
 /** Unread live-tail output a client may have before its tail pauses (and later catches up from the database). */
 const TAIL_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * Reads over a whole range or around a log (stats, facets, fields, context) one user may run at
+ * once: a line of their own, beside the searches' (SEARCHES_PER_USER), so the explorer's sidebar
+ * never makes the user's own page wait, and one user's counts cannot take more of the server
+ * however many they send. A few more wait in line (HEAVY_READ_WAIT_MS), then 429 with Retry-After.
+ */
+export const HEAVY_READS_PER_USER = 2;
+export const HEAVY_READS_WAITING_PER_USER = 4;
+export const HEAVY_READ_WAIT_MS = 10_000;
+const HEAVY_READS_NOTE = `A user runs at most ${HEAVY_READS_PER_USER} of stats, facets, fields and context at once; more wait up to ${HEAVY_READ_WAIT_MS / 1000} s and then get 429 RATE_LIMITED with Retry-After. The read stops when its client disconnects. A database too busy to answer within the budget is 503 OVERLOADED with Retry-After.`;
+
+/**
+ * A signal that aborts when the client goes before its answer is complete (its connection closed):
+ * reads check it between their database reads and stop.
+ */
+export function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  whenClosed(reply, () => {
+    if (!reply.raw.writableFinished) controller.abort(new AppError('VALIDATION_ERROR', 'The client closed the connection before the answer was ready; the read was stopped.'));
+  });
+  return controller.signal;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -186,10 +210,24 @@ export function ingestRoutes(deps: { logs: LogsService; projects: ProjectsServic
 }
 
 /** Search, stats and live tail: the project owner's access token. */
-export function logQueryRoutes(deps: { logs: LogsService; projects: ProjectsService; requireUser: preHandlerAsyncHookHandler; tailHeartbeatMs: number; now?: () => number }) {
+export function logQueryRoutes(deps: {
+  logs: LogsService;
+  projects: ProjectsService;
+  requireUser: preHandlerAsyncHookHandler;
+  tailHeartbeatMs: number;
+  now?: () => number;
+  /** Which of these logins (access-token `sid`s) are still live: an export ends with its login. */
+  liveSessions?: (sessionIds: string[]) => Promise<Set<string>>;
+}) {
   const { logs, projects, requireUser, tailHeartbeatMs } = deps;
   const now = deps.now ?? Date.now;
   const exportSlots = createExportSlots();
+  const heavyReads = createUserSlots({ perUser: HEAVY_READS_PER_USER, waitingPerUser: HEAVY_READS_WAITING_PER_USER, waitMs: HEAVY_READ_WAIT_MS, what: 'counts and context reads' });
+  /** A slot of the user's heavy-read line for this request, given back when its answer is done or its client gone. */
+  const heavySlot = async (req: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<void> => {
+    const release = await heavyReads.acquire(req.userId, signal);
+    whenClosed(reply, release);
+  };
   /** Exports being written: ended when the server closes, whether or not their clients read. */
   const exporting = new Set<Readable>();
   return async function (app: FastifyInstance) {
@@ -205,13 +243,14 @@ export function logQueryRoutes(deps: { logs: LogsService; projects: ProjectsServ
         ...common, operationId: 'searchLogs', summary: 'Search a project\'s logs, newest first',
         description: `Filters combine with AND. \`nextCursor\` continues the walk without repeating or skipping a log while new ones arrive. A \`pattern\` search that runs out of its time budget answers what it found so far and a cursor to continue from. The page is streamed as it is read; a user runs at most ${SEARCHES_PER_USER} searches at once, more wait up to ${SEARCH_WAIT_MS / 1000} s and then get 429 RATE_LIMITED with Retry-After.`,
         querystring: S.SearchQuery,
-        response: { 200: S.SearchResponse, ...errorResponses(400, 401, 404, 429) },
+        response: { 200: S.SearchResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
     }, async (req, reply) => {
       // One of the user's few search slots, held until the answer is written (or the client goes).
-      const release = await logs.pageReads.acquire(req.userId);
+      const signal = clientGone(reply);
+      const release = await logs.pageReads.acquire(req.userId, signal);
       whenClosed(reply, release);
-      const page = await logs.searchPage(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor);
+      const page = await logs.searchPage(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor, signal);
       // Written a chunk at a time as the client reads it; the stored metadata goes out as it is,
       // without a parse and a re-serialisation.
       return reply.type('application/json; charset=utf-8').send(logs.pageReads.body(page) as never); // a stream: Fastify pipes it as it is
@@ -220,65 +259,91 @@ export function logQueryRoutes(deps: { logs: LogsService; projects: ProjectsServ
     r.get('/projects/:id/logs/stats', {
       schema: {
         ...common, operationId: 'logStats', summary: 'Log counts per time bucket and level, for charts',
-        description: 'Default range: the last 24 hours. Buckets start at multiples of the interval since the epoch; empty buckets are included.',
+        description: `Default range: the last 24 hours. Buckets start at multiples of the interval since the epoch; empty buckets are included. ${HEAVY_READS_NOTE}`,
         querystring: S.StatsQuery,
-        response: { 200: S.StatsResponse, ...errorResponses(400, 401, 404) },
+        response: { 200: S.StatsResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req) => logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval, req.query.groupBy));
+    }, async (req, reply) => {
+      const signal = clientGone(reply);
+      await heavySlot(req, reply, signal);
+      return logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval, req.query.groupBy, signal);
+    });
 
     r.get('/projects/:id/logs/facets', {
       schema: {
         ...common, operationId: 'logFacets', summary: 'Counts of fields\' values over the whole range and query',
-        description: 'For each field, the `limit` most frequent values (ties by name; the same names and counts stats\' groupBy gives), the logs with another value (`other`) and without the field (`none`), and the statistics of its numbers (JSON numbers only; percentiles from a uniform sample of 10,000 past that many). With `measure`, each named value also gets p50 and p95 of that numeric path among its logs. Default range: the last 24 hours. Counted in the app within QUERY_TIME_BUDGET.',
+        description: 'For each field, the `limit` most frequent values (ties by name; the same names and counts stats\' groupBy gives), the logs with another value (`other`) and without the field (`none`), and the statistics of its numbers (JSON numbers only; percentiles from a uniform sample of 10,000 past that many). With `measure`, each named value also gets p50 and p95 of that numeric path among its logs. Default range: the last 24 hours. Counted in the app within QUERY_TIME_BUDGET. ' + HEAVY_READS_NOTE,
         querystring: S.FacetsQuery,
-        response: { 200: S.FacetsResponse, ...errorResponses(400, 401, 404) },
+        response: { 200: S.FacetsResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req) => logs.facets(req.userId, req.params.id, parseFilter(req.query), req.query.fields, req.query.limit, req.query.measure));
+    }, async (req, reply) => {
+      const signal = clientGone(reply);
+      await heavySlot(req, reply, signal);
+      return logs.facets(req.userId, req.params.id, parseFilter(req.query), req.query.fields, req.query.limit, req.query.measure, signal);
+    });
 
     r.get('/projects/:id/logs/fields', {
       schema: {
         ...common, operationId: 'logFields', summary: 'The fields the selected logs hold, most common first',
-        description: 'level, source (when any log has one) and the path of every metadata leaf (`@req.url`, odd keys quoted: `@"user agent"`), with the number of logs holding each; at most 200. Default range: the last 24 hours. Read in the app within QUERY_TIME_BUDGET.',
+        description: 'level, source (when any log has one) and the path of every metadata leaf (`@req.url`, odd keys quoted: `@"user agent"`), with the number of logs holding each; at most 200. Default range: the last 24 hours. Read in the app within QUERY_TIME_BUDGET. ' + HEAVY_READS_NOTE,
         querystring: S.FieldsQuery,
-        response: { 200: S.FieldsResponse, ...errorResponses(400, 401, 404) },
+        response: { 200: S.FieldsResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req) => logs.fields(req.userId, req.params.id, parseFilter(req.query)));
+    }, async (req, reply) => {
+      const signal = clientGone(reply);
+      await heavySlot(req, reply, signal);
+      return logs.fields(req.userId, req.params.id, parseFilter(req.query), signal);
+    });
 
     r.get('/projects/:id/logs/:logId/context', {
       schema: {
         ...common, operationId: 'logContext', summary: 'The logs around one log',
-        description: 'The nearest logs by timestamp (then id) on each side of the log: `before` newest first, `after` oldest first. With `query`, only the logs it selects (e.g. `source:api` or `@reqId:abc`); the log itself is always answered. An unknown log id, or one of another project, is 404.',
+        description: 'The nearest logs by timestamp (then id) on each side of the log: `before` newest first, `after` oldest first. With `query`, only the logs it selects (e.g. `source:api` or `@reqId:abc`); the log itself is always answered. An unknown log id, or one of another project, is 404. The whole read runs within QUERY_TIME_BUDGET. ' + HEAVY_READS_NOTE,
         params: S.ContextParams, querystring: S.ContextQuery,
-        response: { 200: S.ContextResponse, ...errorResponses(400, 401, 404) },
+        response: { 200: S.ContextResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req) => {
+    }, async (req, reply) => {
       const filter = parseFilter({ query: req.query.query });
-      const found = await logs.context(req.userId, req.params.id, req.params.logId, req.query.before, req.query.after, filter);
+      const signal = clientGone(reply);
+      await heavySlot(req, reply, signal);
+      const found = await logs.context(req.userId, req.params.id, req.params.logId, req.query.before, req.query.after, filter, signal);
       return { before: found.before.map(presentLog), log: presentLog(found.log), after: found.after.map(presentLog) };
     });
 
     r.get('/projects/:id/logs/export', {
       schema: {
         ...common, operationId: 'exportLogs', summary: 'Every log a search selects, as NDJSON or CSV',
-        description: `Streams every matching log, newest first, with no cap on their number, as a download. NDJSON: one Log per line. CSV (RFC 4180): a header row of \`columns\` as asked, then a row per log; a value that is an object or an array is written as JSON, a missing one as an empty field. The stream runs as long as the client reads it; a client that stops reading holds one chunk of logs in memory, and is cut off after ${EXPORT_STALL_MS / 1000} s without reading. At most ${EXPORTS_PER_USER} exports per user at once (429 RATE_LIMITED beyond).`,
+        description: `Streams every matching log, newest first, with no cap on their number, as a download. NDJSON: one Log per line. CSV (RFC 4180): a header row of \`columns\` as asked, then a row per log; a value that is an object or an array is written as JSON, a missing one as an empty field; a cell that begins with =, +, -, @, a tab or a carriage return is written with a leading \`'\` so that a spreadsheet does not run it as a formula (\`raw=true\` writes cells as they are). The stream runs as long as the client reads it and its access lasts: it is cut off (ended without its last chunk) once the user is no longer a member, the project is deleted, the login ends (logout) or the access token expires, and after ${EXPORT_STALL_MS / 1000} s without reading; a client that stops reading holds one chunk of logs in memory. At most ${EXPORTS_PER_USER} exports per user and ${EXPORTS_PER_NODE} per server at once (429 RATE_LIMITED with Retry-After beyond).`,
         querystring: S.ExportQuery,
-        response: { 200: Type.String({ description: 'application/x-ndjson or text/csv' }), ...errorResponses(400, 401, 404, 429) },
+        response: { 200: Type.String({ description: 'application/x-ndjson or text/csv' }), ...errorResponses(400, 401, 404, 429, 503) },
       },
     }, async (req, reply) => {
       const format = req.query.format as ExportFormat;
+      const raw = req.query.raw === true;
       const filter = parseFilter(req.query);
       const columns = format === 'csv' ? exportColumns(req.query.columns) : [];
       const { row: project } = await projects.access(req.userId, req.params.id);
       const release = exportSlots.take(req.userId);
-      if (!release) throw new AppError('RATE_LIMITED', `You are running ${EXPORTS_PER_USER} exports already; wait for one to finish.`, { retryAfter: 5 });
+      if (release === 'user') throw new AppError('RATE_LIMITED', `You are running ${EXPORTS_PER_USER} exports already; wait for one to finish.`, { retryAfter: EXPORT_RETRY_AFTER_S });
+      if (release === 'node') throw new AppError('RATE_LIMITED', `This server is running ${EXPORTS_PER_NODE} exports, its share for exports; retry after the delay in Retry-After.`, { retryAfter: EXPORT_RETRY_AFTER_S });
       whenClosed(reply, release);
-      const rows = await logs.exportRows(req.userId, req.params.id, filter);
+      const signal = clientGone(reply);
+      // The export's authority, as requireUser verified it: it ends with the membership, the
+      // project, the login (logout, revoked) or the access token, whichever ends first.
+      const { userId, sessionId, tokenExpiresAt } = req;
+      const projectId = req.params.id;
+      const stillAllowed = async (): Promise<void> => {
+        if (now() >= tokenExpiresAt) throw new AppError('TOKEN_EXPIRED', 'The access token that started this export has expired.');
+        const [, live] = await Promise.all([projects.assertRole(userId, projectId), deps.liveSessions ? deps.liveSessions([sessionId]) : Promise.resolve(new Set([sessionId]))]);
+        if (!live.has(sessionId)) throw new AppError('UNAUTHORIZED', 'The login that started this export has ended.');
+      };
+      const rows = await logs.exportRows(userId, projectId, filter, { signal, stillAllowed });
       let lastRead = Date.now();
       async function* text(): AsyncGenerator<string> {
         if (format === 'csv') yield csvHeader(columns);
         for await (const chunk of rows) {
           lastRead = Date.now();
-          yield encodeRows(chunk, format, columns);
+          yield encodeRows(chunk, format, columns, raw);
         }
       }
       // One chunk held at a time: the stream asks for the next only when the socket took the last.
@@ -292,7 +357,9 @@ export function logQueryRoutes(deps: { logs: LogsService; projects: ProjectsServ
         clearInterval(stall);
         exporting.delete(body);
       });
-      body.on('error', (err) => req.log.warn({ err }, 'export ended early'));
+      // An export cut short (its authority ended, its client went) ends without its last chunk, so
+      // that the client sees it is incomplete.
+      body.on('error', (err) => req.log.info({ code: (err as { code?: string }).code, err: err instanceof AppError ? undefined : err }, 'export ended early'));
       const name = exportFileName(project.name, filter.from, filter.to ?? now(), format);
       return reply
         .header('content-disposition', `attachment; filename="${name}"`)

@@ -163,4 +163,5 @@ export const ExportQuery = Type.Object({
   pattern: Type.Optional(Type.String({ maxLength: 1000, description: 'RE2 regular expression matched anywhere in the message' })),
   format: Type.String({ enum: ['ndjson', 'csv'], default: 'ndjson' }),
   columns: Type.Optional(Type.String({ maxLength: 5000, description: 'CSV: a comma list of log fields (id, timestamp, receivedAt, level, source, message, metadata) and metadata paths; default timestamp,level,source,message' })),
+  raw: Type.Optional(Type.Boolean({ default: false, description: 'CSV: write cells as they are. By default a cell beginning with =, +, -, @, a tab or a carriage return gets a leading \' so that a spreadsheet does not take it for a formula (the header row is always written as asked).' })),
 });

@@ -140,6 +140,9 @@ export function createLogsService(parts: {
     /** What scans that decide logs in the app have read, a chunk at a time (tests check the bound). */
     scanStats: () => reader.scanStats(),
 
+    /** Reads of the store that searches, counts, contexts and exports have made (tests count what a read does after its client left). */
+    readCount: () => reader.readCount(),
+
     /** Live tails open on this node. */
     openTails(): number {
       return hub.totalOpen;

@@ -12,7 +12,9 @@ import type { ProjectsService } from '../../projects/service.js';
 import type { LogFilter } from '../filter.js';
 import type { LogRowStored, Position } from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
-import type { LogReader } from './reader.js';
+import { outOfTime, stopIfGone, waited, type LogReader, type ReadRun } from './reader.js';
+import { AppError } from '../../../errors.js';
+import { formatDuration } from '../../../duration.js';
 import { encodeCursor, type createSearch } from './search.js';
 import type { PageEntry } from './page-stream.js';
 
@@ -53,10 +55,14 @@ export function createContext(deps: { search: Pick<ReturnType<typeof createSearc
    * The logs strictly between `p` and the bound (ts, seq) (exclusive), oldest first, when they fit
    * one probe; `overflow` when there are more.
    */
-  async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined): Promise<{ rows: Key[]; overflow: boolean }> {
+  async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined, run: ReadRun): Promise<{ rows: Key[]; overflow: boolean }> {
+    // Every probe spends the one budget of the context read: past it, the read ends (it used to
+    // take a fresh budget per probe, and a few dozen probes kept a core busy for minutes).
+    stopIfGone(run);
+    if (Date.now() > run.deadline) throw outOfTime(run, () => contextOutOfBudget(run));
     const windowed: LogFilter = { ...filter, from: Math.max(filter.from ?? p.ts, p.ts) };
     if (bound && bound.ts < (windowed.to ?? Number.POSITIVE_INFINITY)) windowed.to = bound.ts;
-    const page = await search.find(userId, projectId, windowed, PROBE_PAGE, bound ? encodeCursor(bound) : undefined);
+    const page = await search.find(userId, projectId, windowed, PROBE_PAGE, bound ? encodeCursor(bound) : undefined, run);
     const past = page.data.filter((row) => after(row, p));
     // A page that reached the log itself (or its start) holds everything between; a full one may not.
     const reachedLog = page.data.length > past.length || page.nextCursor === null;
@@ -64,7 +70,7 @@ export function createContext(deps: { search: Pick<ReturnType<typeof createSearc
   }
 
   /** The `n` logs nearest after `p`, oldest first. */
-  async function nearestAfter(userId: string, projectId: string, filter: LogFilter, p: Position, n: number): Promise<Key[]> {
+  async function nearestAfter(userId: string, projectId: string, filter: LogFilter, p: Position, n: number, run: ReadRun): Promise<Key[]> {
     if (n === 0) return [];
     // Milliseconds: grow the span until it holds n logs (or is open), then bisect while it overflows.
     // A span of s takes the logs up to p.ts + s; a span of -1 takes none past the log.
@@ -73,7 +79,7 @@ export function createContext(deps: { search: Pick<ReturnType<typeof createSearc
     let span = FIRST_SPAN_MS;
     for (;;) {
       const open = span >= OPEN_SPAN_MS;
-      const probe = await between(userId, projectId, filter, p, open ? undefined : { ts: p.ts + span, seq: LAST_SEQ });
+      const probe = await between(userId, projectId, filter, p, open ? undefined : { ts: p.ts + span, seq: LAST_SEQ }, run);
       if (!probe.overflow && (probe.rows.length >= n || open)) return probe.rows.slice(0, n);
       if (probe.overflow) high = span;
       else low = span;
@@ -88,27 +94,40 @@ export function createContext(deps: { search: Pick<ReturnType<typeof createSearc
     let highSeq = LAST_SEQ;
     for (;;) {
       const seq = lowSeq + Math.floor((highSeq - lowSeq) / 2);
-      const probe = await between(userId, projectId, filter, p, { ts, seq });
+      const probe = await between(userId, projectId, filter, p, { ts, seq }, run);
       if (!probe.overflow && probe.rows.length >= n) return probe.rows.slice(0, n);
       if (probe.overflow) highSeq = seq;
       else lowSeq = seq;
       // One more seq adds at most one log, so the bisection ends on a bound that holds enough.
-      if (highSeq - lowSeq <= 1) return (await between(userId, projectId, filter, p, { ts, seq: highSeq })).rows.slice(0, n);
+      if (highSeq - lowSeq <= 1) return (await between(userId, projectId, filter, p, { ts, seq: highSeq }, run)).rows.slice(0, n);
     }
   }
 
-  async function context(userId: string, projectId: string, logIdText: string, beforeCount: number, afterCount: number, filter: LogFilter): Promise<ContextResult> {
-    await projects.assertRole(userId, projectId);
+  /** A context whose probes did not fit the query budget (their own work, not the database's wait). */
+  function contextOutOfBudget(run: ReadRun): AppError {
+    return new AppError('VALIDATION_ERROR', `The logs around this log could not be found within the ${formatDuration(run.budgetMs)} query budget; narrow the query or the time range.`, {
+      details: [{ path: 'querystring:/query', message: 'did not finish within the query budget' }],
+    });
+  }
+
+  /**
+   * The logs around a log. The whole read (the access check, the log, the side before and every
+   * probe of the side after) runs within one query budget, and stops at its next read once `signal`
+   * says the client has gone.
+   */
+  async function context(userId: string, projectId: string, logIdText: string, beforeCount: number, afterCount: number, filter: LogFilter, signal?: AbortSignal): Promise<ContextResult> {
+    const run = reader.startRun(signal);
+    await waited(run, projects.assertRole(userId, projectId));
     const seq = seqOfLogId(logIdText);
-    const [log] = seq === undefined ? [] : await reader.withBudget(() => store.inSeqRange(projectId, {}, undefined, seq, seq, 1));
+    const [log] = seq === undefined ? [] : await reader.withBudget(() => store.inSeqRange(projectId, {}, undefined, seq, seq, 1), run);
     if (!log) throw notFound('log');
     const p = { ts: Number(log.ts), seq: Number(log.seq) };
     const [before, later] = await Promise.all([
-      beforeCount === 0 ? Promise.resolve({ data: [] as Key[] }) : search.find(userId, projectId, filter, beforeCount, encodeCursor(p)),
-      nearestAfter(userId, projectId, filter, p, afterCount),
+      beforeCount === 0 ? Promise.resolve({ data: [] as Key[] }) : search.find(userId, projectId, filter, beforeCount, encodeCursor(p), run),
+      nearestAfter(userId, projectId, filter, p, afterCount, run),
     ]);
     // Only the logs answered are read whole: the probes hold keys.
-    return { before: await search.rowsOf(projectId, before.data), log, after: await search.rowsOf(projectId, later) };
+    return { before: await search.rowsOf(projectId, before.data, run), log, after: await search.rowsOf(projectId, later, run) };
   }
 
   return context;

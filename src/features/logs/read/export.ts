@@ -1,7 +1,9 @@
 /**
  * Exports: every log a search selects, as NDJSON (one Log per line, as search pages write them) or
  * CSV (RFC 4180: a header row of the columns as asked, CRLF line ends, fields quoted when they hold
- * a quote, a comma or a line break). The rows come a chunk of bounded bytes at a time
+ * a quote, a comma or a line break). A CSV cell that a spreadsheet would take for a formula (one
+ * beginning with =, +, -, @, a tab or a carriage return) gets a leading ' unless the export asks for
+ * raw cells; the header row is written as asked. The rows come a chunk of bounded bytes at a time
  * (search.ts exportRows) and are encoded a chunk at a time, so memory does not grow with the count.
  */
 import { validationError } from '../../../errors.js';
@@ -69,18 +71,34 @@ export function exportColumns(text: string | undefined): ExportColumn[] {
   });
 }
 
-/** One CSV field: quoted (with quotes doubled) when it holds a quote, a comma, CR or LF. */
-export function csvField(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+/** What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** A cell's text made inert for a spreadsheet: a leading ' before a formula's first character, else as it is. */
+export function neutralised(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
-/** The header row of a CSV export. */
+/**
+ * One CSV field: quoted (with quotes doubled) when it holds a quote, a comma, CR or LF. With
+ * `neutralise` (the default for a log's values), a cell a spreadsheet would take for a formula is
+ * given a leading ' first.
+ */
+export function csvField(text: string, neutralise = false): string {
+  const cell = neutralise ? neutralised(text) : text;
+  return /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell;
+}
+
+/** The header row of a CSV export: the columns as asked (a path's leading @ is kept). */
 export function csvHeader(columns: readonly ExportColumn[]): string {
   return columns.map((c) => csvField(c.header)).join(',') + '\r\n';
 }
 
-/** A chunk of rows as export text. */
-export function encodeRows(rows: readonly LogRowStored[], format: ExportFormat, columns: readonly ExportColumn[]): string {
+/**
+ * A chunk of rows as export text. CSV cells are neutralised (see neutralised) unless `raw`, for a
+ * consumer that reads the file as data rather than opening it in a spreadsheet.
+ */
+export function encodeRows(rows: readonly LogRowStored[], format: ExportFormat, columns: readonly ExportColumn[], raw = false): string {
   let out = '';
   if (format === 'ndjson') {
     for (const row of rows) out += logJson(row) + '\n';
@@ -89,7 +107,7 @@ export function encodeRows(rows: readonly LogRowStored[], format: ExportFormat, 
   for (const row of rows) {
     const metadata = lazyMetadata(row);
     let line = '';
-    for (let i = 0; i < columns.length; i++) line += (i === 0 ? '' : ',') + csvField(columns[i]!.read(row, metadata));
+    for (let i = 0; i < columns.length; i++) line += (i === 0 ? '' : ',') + csvField(columns[i]!.read(row, metadata), !raw);
     out += line + '\r\n';
   }
   return out;
@@ -104,26 +122,45 @@ export function exportFileName(project: string, from: number | undefined, to: nu
 
 /** Exports one user may have running at once. */
 export const EXPORTS_PER_USER = 2;
+/**
+ * Exports this node runs at once, whoever's they are: each one reads and encodes a chunk of up to
+ * EXPORT_CHUNK_BYTES per turn of the event loop, so twenty at once (ten users) held every other
+ * request for their twenty chunks a turn. Past it, 429 RATE_LIMITED with Retry-After.
+ */
+export const EXPORTS_PER_NODE = 4;
+/** Seconds an export refused for want of a slot asks its client to wait. */
+export const EXPORT_RETRY_AFTER_S = 5;
 /** An export whose client has read nothing for this long is ended. */
 export const EXPORT_STALL_MS = 120_000;
 
-/** The per-user line for exports: at most EXPORTS_PER_USER at once, more refused at once (429). */
-export function createExportSlots() {
+/**
+ * The lines for exports: at most EXPORTS_PER_USER of one user and `perNode` in all at once; more
+ * are refused at once (429 with Retry-After), saying which share is full.
+ */
+export function createExportSlots(perNode = EXPORTS_PER_NODE) {
   const running = new Map<string, number>();
+  let total = 0;
   return {
-    /** A release function, or undefined when the user already runs EXPORTS_PER_USER exports. */
-    take(userId: string): (() => void) | undefined {
+    /** A release function, or the share that is full: the user's own, or the node's. */
+    take(userId: string): (() => void) | 'user' | 'node' {
       const n = running.get(userId) ?? 0;
-      if (n >= EXPORTS_PER_USER) return undefined;
+      if (n >= EXPORTS_PER_USER) return 'user';
+      if (total >= perNode) return 'node';
       running.set(userId, n + 1);
+      total++;
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        total--;
         const left = (running.get(userId) ?? 1) - 1;
         if (left <= 0) running.delete(userId);
         else running.set(userId, left);
       };
+    },
+    /** Exports running on this node. */
+    running(): number {
+      return total;
     },
   };
 }

@@ -17,6 +17,7 @@ import { groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } fr
 import { metadataOf, resolvePath, type QueryLog } from '../query/view.js';
 import { splitFieldList } from '../query/parse.js';
 import type { createStats } from './stats.js';
+import { startRun as runOf, waited, type ReadRun } from './reader.js';
 
 /** Fields one facets request may count. */
 export const MAX_FACET_FIELDS = 20;
@@ -131,6 +132,8 @@ export function createFacets(deps: {
   projects: Pick<ProjectsService, 'assertRole'>;
 }) {
   const { eachMatching, config, now, projects } = deps;
+  /** A read's run of the query budget from now. */
+  const startRun = (signal?: AbortSignal): ReadRun => runOf(config.queryBudgetMs, signal);
   const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
 
   /** The stats default: the last 24 hours when the range is open. */
@@ -139,7 +142,7 @@ export function createFacets(deps: {
     return { ...filter, from: filter.from ?? to - 86_400_000, to };
   }
 
-  async function facets(userId: string, projectId: string, filter: LogFilter, fieldList: string, limit: number, measure: string | undefined): Promise<FacetsResult> {
+  async function facets(userId: string, projectId: string, filter: LogFilter, fieldList: string, limit: number, measure: string | undefined, signal?: AbortSignal): Promise<FacetsResult> {
     const texts = splitFieldList(fieldList);
     if (texts.length === 0) throw validationError('querystring:/fields', 'must name at least one field: level, source or a metadata path such as @res.statusCode');
     if (texts.length > MAX_FACET_FIELDS) throw validationError('querystring:/fields', `must name at most ${MAX_FACET_FIELDS} fields`);
@@ -161,7 +164,8 @@ export function createFacets(deps: {
       }
       if (measured.field.kind !== 'meta') throw validationError('querystring:/measure', 'must be a metadata path such as @duration');
     }
-    await projects.assertRole(userId, projectId);
+    const run = startRun(signal);
+    await waited(run, projects.assertRole(userId, projectId));
     const range = ranged(filter);
     let total = 0;
     const counts = fields.map(() => new Map<string, number>());
@@ -187,6 +191,7 @@ export function createFacets(deps: {
       },
       needsMetadata,
       outOfBudget,
+      run,
     );
     const answer: FacetsResult = {
       total,
@@ -201,7 +206,7 @@ export function createFacets(deps: {
         return { field: field.text, values: top.map(([value, count]) => ({ value, count })), other, none: byName.get(NONE_GROUP) ?? 0, numeric: numbers[i]!.summary() };
       }),
     };
-    if (measured) await measureTop(projectId, range, fields, answer, measured);
+    if (measured) await measureTop(projectId, range, fields, answer, measured, startRun(signal));
     return answer;
   }
 
@@ -209,7 +214,7 @@ export function createFacets(deps: {
    * p50/p95 of the `measure` path among the logs of each field's top values: a second read of the
    * same logs, keeping samples for the named values only (at most MAX_FACET_LIMIT per field).
    */
-  async function measureTop(projectId: string, range: LogFilter, fields: GroupField[], answer: FacetsResult, measure: GroupField): Promise<void> {
+  async function measureTop(projectId: string, range: LogFilter, fields: GroupField[], answer: FacetsResult, measure: GroupField, run: ReadRun): Promise<void> {
     const wanted = fields.map((_, i) => new Map(answer.facets[i]!.values.map((v) => [v.value, new Numbers(MEASURE_SAMPLE_SIZE)])));
     await eachMatching(
       projectId,
@@ -227,6 +232,7 @@ export function createFacets(deps: {
       },
       true,
       outOfBudget,
+      run,
     );
     answer.facets.forEach((facet, i) => {
       for (const v of facet.values) {
@@ -238,8 +244,9 @@ export function createFacets(deps: {
   }
 
   /** The fields the selected logs hold: level and source, and every metadata leaf's path, most common first. */
-  async function fields(userId: string, projectId: string, filter: LogFilter): Promise<FieldsResult> {
-    await projects.assertRole(userId, projectId);
+  async function fields(userId: string, projectId: string, filter: LogFilter, signal?: AbortSignal): Promise<FieldsResult> {
+    const run = startRun(signal);
+    await waited(run, projects.assertRole(userId, projectId));
     let total = 0;
     let withSource = 0;
     const paths = new Map<string, number>();
@@ -270,6 +277,7 @@ export function createFacets(deps: {
       },
       true,
       outOfBudget,
+      run,
     );
     const listed = [...paths].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, FIELDS_ANSWERED - 2);
     const out = [{ field: 'level', count: total }, ...(withSource > 0 ? [{ field: 'source', count: withSource }] : []), ...listed.map(([field, count]) => ({ field, count }))];

@@ -10,7 +10,7 @@
  * once; more wait in line briefly, then get 429 (docs/reliability.md, "Hostile tenant").
  */
 import { Readable } from 'node:stream';
-import { AppError } from '../../../errors.js';
+import { createUserSlots } from './slots.js';
 import { logTextBytes } from '../store/batch.js';
 import { logJson } from '../present.js';
 import { nextTurn } from '../turns.js';
@@ -82,67 +82,17 @@ export type PageReads = ReturnType<typeof createPageReads>;
  * rowsAt, under the query budget); a page unread for `stallMs` is ended.
  */
 export function createPageReads(read: (projectId: string, keys: readonly PageKey[]) => Promise<LogRowStored[]>, stallMs = PAGE_STALL_MS) {
-  const running = new Map<string, number>();
-  const lines = new Map<string, (() => void)[]>();
-  let waiting = 0;
+  const line = createUserSlots({ perUser: SEARCHES_PER_USER, waitingPerUser: SEARCHES_WAITING_PER_USER, waitMs: SEARCH_WAIT_MS, what: 'searches' });
   let stalled = 0;
   let bytesProduced = 0;
   let maxChunkBytes = 0;
-
-  /** The function that gives a user's slot back: to the next search in its line, or to the pool. */
-  function slot(userId: string): () => void {
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      const line = lines.get(userId);
-      const next = line?.shift();
-      if (line && line.length === 0) lines.delete(userId);
-      if (next) return next(); // handed over: the user's count of running searches stays
-      const left = (running.get(userId) ?? 1) - 1;
-      if (left > 0) running.set(userId, left);
-      else running.delete(userId);
-    };
-  }
-
-  function refused(): AppError {
-    return new AppError('RATE_LIMITED', `At most ${SEARCHES_PER_USER} searches run at once per user; retry after the delay in Retry-After.`, { retryAfter: 1 });
-  }
 
   /**
    * A slot for one search of `userId`: at once when the user has fewer than SEARCHES_PER_USER
    * running, else after a wait in line (at most SEARCH_WAIT_MS); 429 RATE_LIMITED when the line is
    * full or the wait runs out. Resolves with the function that gives the slot back.
    */
-  async function acquire(userId: string): Promise<() => void> {
-    if ((running.get(userId) ?? 0) < SEARCHES_PER_USER) {
-      running.set(userId, (running.get(userId) ?? 0) + 1);
-      return slot(userId);
-    }
-    let line = lines.get(userId);
-    if (!line) lines.set(userId, (line = []));
-    if (line.length >= SEARCHES_WAITING_PER_USER) throw refused();
-    const queue = line;
-    waiting++;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const turn = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          const at = queue.indexOf(turn);
-          if (at >= 0) queue.splice(at, 1);
-          if (queue.length === 0 && lines.get(userId) === queue) lines.delete(userId);
-          reject(refused());
-        }, SEARCH_WAIT_MS);
-        queue.push(turn);
-      });
-    } finally {
-      waiting--;
-    }
-    return slot(userId);
-  }
+  const acquire = (userId: string, signal?: AbortSignal): Promise<() => void> => line.acquire(userId, signal);
 
   /** The page's JSON, a chunk at a time: the rows a search holds are used, the others read then. */
   async function* chunks(page: Page): AsyncGenerator<Buffer> {
@@ -241,9 +191,7 @@ export function createPageReads(read: (projectId: string, keys: readonly PageKey
       for (const e of missing) e.row = rows.get(e.seq);
     },
     stats(): PageReadStats {
-      let n = 0;
-      for (const c of running.values()) n += c;
-      return { running: n, waiting, stalled, bytesProduced, maxChunkBytes };
+      return { ...line.stats(), stalled, bytesProduced, maxChunkBytes };
     },
   };
 }

@@ -16,28 +16,112 @@ export type SearchIndexMode = 'on' | 'forced' | 'all-maybe' | 'off';
 
 export type LogReader = ReturnType<typeof createLogReader>;
 
-export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' | 'rowsAt'> & IndexReads, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
+/**
+ * One read of a caller (a search page, a count, a context, an export's page): when its time budget
+ * ends, the time it has spent waiting for the database, and the signal that says its client has
+ * gone. The budget runs from the read's start, its access check included. Running out of it is the
+ * query's own fault (400) when the read spent it deciding logs, and the database's (503 OVERLOADED
+ * with Retry-After) when it spent most of it waiting for reads: see ReadRun.outOfTime.
+ */
+export interface ReadRun {
+  readonly budgetMs: number;
+  readonly deadline: number;
+  /** Milliseconds spent waiting for the database: its reads, and the access check. */
+  waitedMs: number;
+  readonly signal?: AbortSignal;
+  /** Reads of the store this run has made (tests count what a read does after its client left). */
+  reads: number;
+}
+
+/** A read's run, its budget starting now. */
+export function startRun(budgetMs: number, signal?: AbortSignal, now = Date.now()): ReadRun {
+  return { budgetMs, deadline: now + budgetMs, waitedMs: 0, signal, reads: 0 };
+}
+
+/** Waits for `work` (an access check, a read), counting the time as the run's wait for the database. */
+export async function waited<T>(run: ReadRun | undefined, work: Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work;
+  } finally {
+    if (run) run.waitedMs += performance.now() - started;
+  }
+}
+
+/** Ends the read with the signal's reason when its client has gone. */
+export function stopIfGone(run: ReadRun | undefined): void {
+  run?.signal?.throwIfAborted();
+}
+
+/** Seconds a read refused for the database's load asks its client to wait. */
+export const OVERLOADED_RETRY_AFTER_S = 2;
+
+/**
+ * What a read that ran out of time is told: 503 OVERLOADED with Retry-After when it spent at least
+ * half its budget waiting for the database (the database, or other tenants' work on it, was slow:
+ * the same read may well succeed later), else `ownFault` (the query's own work did not fit: 400).
+ */
+export function outOfTime(run: ReadRun | undefined, ownFault: () => AppError): AppError {
+  if (run && run.waitedMs * 2 >= run.budgetMs) return overloaded();
+  return ownFault();
+}
+
+export function overloaded(): AppError {
+  return new AppError('OVERLOADED', 'The database is too busy to answer this read within its time budget just now; retry after the delay in Retry-After.', { retryAfter: OVERLOADED_RETRY_AFTER_S });
+}
+
+export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'isRetryable' | 'isUnavailable' | 'pageKeys' | 'rowsAt'> & IndexReads, config: Pick<Config, 'queryBudgetMs' | 'indexBlockLogs' | 'searchIndex'>) {
   const index: IndexOptions = { blockLogs: config.indexBlockLogs, enabled: config.searchIndex };
   /** What the last search through the index read (tests count it). */
   let lastReport: IndexReport | undefined;
   /** What scans read: their chunks, and the most text one chunk held (tests check the bound). */
   const scanned = { chunks: 0, maxChunkBytes: 0 };
+  /** Reads of the store made under the budget, by every read (tests count what aborted reads still do). */
+  let reads = 0;
   return {
     /** How searches use the skip index (setSearchIndex changes it). */
     index,
     /**
      * Runs reads of the store (on its read connection) with the query time budget, handing `work`
      * the store's reads of the skip index. Where the engine cancels a statement that outlives it
-     * (PostgreSQL's statement_timeout) that is the client's 400; elsewhere the scan's rounds and
-     * their deadline bound the work.
+     * (PostgreSQL's statement_timeout) that is the client's 400: the statement's own work did not
+     * fit. A database that is busy, locked or unreachable (a lock wait given up, SQLite busy, the
+     * pool's connection wait) is 503 OVERLOADED with Retry-After. With a `run`, the time is counted
+     * as its wait for the database, and a run whose client has gone reads no more.
      */
-    async withBudget<T>(work: (store: IndexReads) => Promise<T>): Promise<T> {
+    async withBudget<T>(work: (store: IndexReads) => Promise<T>, run?: ReadRun): Promise<T> {
+      stopIfGone(run);
+      reads++;
+      if (run) run.reads++;
       try {
-        return await work(store);
+        return await waited(run, work(store));
       } catch (err) {
         if (store.isTimeout(err)) throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
+        if (!(err instanceof AppError) && (store.isRetryable(err) || store.isUnavailable(err))) throw overloaded();
         throw err;
       }
+    },
+    /**
+     * The store's reads of the skip index for one run: each counted as its wait for the database,
+     * and none made once its client has gone (a search through the index stops at its next read).
+     */
+    measured(run: ReadRun | undefined): IndexReads {
+      if (!run) return store;
+      const each = <A extends unknown[], R>(read: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+        stopIfGone(run);
+        reads++;
+        run.reads++;
+        return waited(run, read(...args));
+      };
+      return { indexState: each(store.indexState), blocksInRange: each(store.blocksInRange), slicesInBlocks: each(store.slicesInBlocks), inSeqRange: each(store.inSeqRange) };
+    },
+    /** A run of the query time budget from now, ended early when `signal` aborts. */
+    startRun(signal?: AbortSignal): ReadRun {
+      return startRun(config.queryBudgetMs, signal);
+    },
+    /** Reads of the store made under the budget since the start. */
+    readCount(): number {
+      return reads;
     },
     /**
      * The logs SQL narrows `filter` to (see narrowed), newest first from `before`, for the app to
@@ -47,12 +131,12 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' |
      * the chunk's keys end (a log deleted since its key was read is not in `rows`); the scan ends
      * when the keys run out, or when the caller stops asking.
      */
-    async *scan(projectId: string, filter: LogFilter, before: Position | undefined, maxLogs = PAGE_CHUNK_LOGS): AsyncGenerator<{ rows: LogRowStored[]; through: Position }> {
+    async *scan(projectId: string, filter: LogFilter, before: Position | undefined, maxLogs = PAGE_CHUNK_LOGS, run?: ReadRun): AsyncGenerator<{ rows: LogRowStored[]; through: Position }> {
       const sqlFilter = this.narrowed(filter);
       for (;;) {
-        const keys = await this.withBudget(() => store.pageKeys(projectId, sqlFilter, before, PATTERN_CHUNK));
+        const keys = await this.withBudget(() => store.pageKeys(projectId, sqlFilter, before, PATTERN_CHUNK), run);
         for (const chunk of chunksOf(keys, SCAN_CHUNK_BYTES, maxLogs)) {
-          const rows = await this.withBudget(() => store.rowsAt(projectId, chunk));
+          const rows = await this.withBudget(() => store.rowsAt(projectId, chunk), run);
           let bytes = 0;
           for (const row of rows) bytes += rowTextBytes(row);
           scanned.chunks++;
@@ -60,6 +144,7 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'pageKeys' |
           const last = chunk[chunk.length - 1]!;
           yield { rows, through: { ts: last.ts, seq: last.seq } };
           await nextTurn();
+          stopIfGone(run);
         }
         if (keys.length < PATTERN_CHUNK) return;
         const last = keys[keys.length - 1]!;

@@ -11,7 +11,7 @@ import type { ProjectsService } from '../../projects/service.js';
 import { searchIndexed } from './block-search.js';
 import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
 import { chunksOf, createPageReads, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
-import type { LogReader } from './reader.js';
+import { outOfTime, stopIfGone, waited, type LogReader, type ReadRun } from './reader.js';
 import { nextTurn } from '../turns.js';
 import type * as repo from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
@@ -46,8 +46,8 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
    * Newest first, keyset-paginated: the page's keys, with the rows of its first chunk read. A
    * pattern or query is decided in the app, a chunk of rows at a time, within the time budget.
    */
-  async function page(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<Page> {
-    const found = await find(userId, projectId, filter, limit, cursor);
+  async function page(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined, signal?: AbortSignal): Promise<Page> {
+    const found = await find(userId, projectId, filter, limit, cursor, reader.startRun(signal));
     const out: Page = { projectId, entries: found.data, nextCursor: found.nextCursor };
     await reads.fill(out);
     return out;
@@ -60,11 +60,11 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   }
 
   /** The rows of page entries, in their order: those the search kept, and the others read a chunk at a time. */
-  async function rowsOf(projectId: string, entries: readonly PageEntry[]): Promise<repo.LogRowStored[]> {
+  async function rowsOf(projectId: string, entries: readonly PageEntry[], run?: ReadRun): Promise<repo.LogRowStored[]> {
     const data: repo.LogRowStored[] = [];
     for (const chunk of chunksOf(entries)) {
       const missing = chunk.filter((e) => e.row === undefined);
-      const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing))).map((r) => [Number(r.seq), r])) : undefined;
+      const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing), run)).map((r) => [Number(r.seq), r])) : undefined;
       for (const e of chunk) {
         const row = e.row ?? read?.get(e.seq);
         if (row) data.push(row);
@@ -73,7 +73,12 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     return data;
   }
 
-  async function find(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined): Promise<{ data: PageEntry[]; nextCursor: string | null }> {
+  /**
+   * The keys of a page (with the rows of its first chunk). `run` is the caller's read: its budget
+   * (from its start, a fresh one by default), its wait for the database and its client's signal;
+   * a context's probes share one.
+   */
+  async function find(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined, run: ReadRun = reader.startRun()): Promise<{ data: PageEntry[]; nextCursor: string | null }> {
     let position = cursor ? decodeCursor(cursor) : undefined;
     /** A page SQL decides alone: one more key than the page says whether a cursor is due. */
     const sqlPage = (keys: repo.PageKey[]) => {
@@ -85,20 +90,22 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
       // Nothing for the index to probe. The ownership check and the page are read together; a
       // stranger's page is never answered.
       // The packed logs of its first chunk come with their rows (fill then reads only the others).
-      const [, keys] = await Promise.all([projects.assertRole(userId, projectId), reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1, PAGE_CHUNK_BYTES))]);
+      const [, keys] = await Promise.all([waited(run, projects.assertRole(userId, projectId)), reader.withBudget(() => store.pageKeys(projectId, filter, position, limit + 1, PAGE_CHUNK_BYTES), run)]);
       return sqlPage(keys);
     }
-    await projects.assertRole(userId, projectId);
-    const deadline = Date.now() + config.queryBudgetMs;
+    await waited(run, projects.assertRole(userId, projectId));
+    stopIfGone(run);
+    // The budget runs from the read's start: time the access check waited for the database counts.
+    const { deadline } = run;
     // A query, a pattern, or a legacy substring (the words wholly inside it) may rule blocks out.
-    const indexed = await searchThroughIndex(projectId, filter, position, limit, deadline);
+    const indexed = await searchThroughIndex(projectId, filter, position, limit, run);
     if (indexed) return indexed;
     const found: PageEntry[] = [];
     const held = { bytes: 0 };
     let decided = 0;
     // SQL narrows (the pattern's required literal, the query's levels and times); the app reads
     // and decides the logs a chunk of bounded bytes at a time, so a page that fills early reads no more.
-    for await (const { rows, through } of reader.scan(projectId, filter, position)) {
+    for await (const { rows, through } of reader.scan(projectId, filter, position, undefined, run)) {
       // Out of time with logs left: answer what was found, and a cursor from where the scan stopped.
       if (decided > 0 && Date.now() > deadline) return { data: found, nextCursor: encodeCursor(position!) };
       const verdicts = await matchAll(filter, rows, projectId, deadline, { sqlDecided: true });
@@ -106,7 +113,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
         const verdict = verdicts[i];
         if (verdict === undefined) {
           // Out of time: answer what was found, and a cursor from the last log decided.
-          if (decided === 0) throw outOfBudget(filter);
+          if (decided === 0) throw outOfBudget(filter, run);
           return { data: found, nextCursor: encodeCursor(position!) };
         }
         decided++;
@@ -123,11 +130,12 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   }
 
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
-  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, deadline: number): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
+  async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, run: ReadRun): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
     if (!reader.index.enabled) return undefined;
-    const page = await reader.withBudget((index) => searchIndexed(index, projectId, filter, reader.narrowed(filter), position, limit, deadline, reader.index));
+    // Each of the index's reads is counted as the run's wait for the database (not its deciding).
+    const page = await reader.withBudget(() => searchIndexed(reader.measured(run), projectId, filter, reader.narrowed(filter), position, limit, run.deadline, reader.index));
     if (!page) return undefined;
-    if ('outOfBudget' in page) throw outOfBudget(filter);
+    if ('outOfBudget' in page) throw outOfBudget(filter, run);
     reader.reported(page.report);
     // The first chunk's rows are kept; the others are read again as the page is written.
     const held = { bytes: 0 };
@@ -136,13 +144,14 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   /**
    * A search that could not decide a single log within its budget: the time budget of a pattern's
    * tests, or the work one log's decision may cost (docs/search.md, "What deciding one log may
-   * cost"). The detail points at the pattern when there is one, else at the query.
+   * cost"). The detail points at the pattern when there is one, else at the query. A read that
+   * spent most of its budget waiting for the database is told to retry instead (503 OVERLOADED).
    */
-  function outOfBudget(filter: LogFilter): AppError {
+  function outOfBudget(filter: LogFilter, run: ReadRun): AppError {
     const what = filter.pattern ? 'pattern' : 'query';
-    return new AppError('VALIDATION_ERROR', `The ${what} could not be decided within its budget on these logs (${formatDuration(config.queryBudgetMs)}, and a bounded amount of work per log); simplify it, narrow the time range or add filters.`, {
+    return outOfTime(run, () => new AppError('VALIDATION_ERROR', `The ${what} could not be decided within its budget on these logs (${formatDuration(config.queryBudgetMs)}, and a bounded amount of work per log); simplify it, narrow the time range or add filters.`, {
       details: [{ path: `querystring:/${what}`, message: 'did not finish within the query budget' }],
-    });
+    }));
   }
 
   /**
@@ -151,14 +160,19 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
    * a page cut short by it is continued from its cursor), and their rows are read a chunk at a time,
    * only when the consumer asks for the next one. The first page is found before the generator is
    * handed back, so its errors (a stranger's project, a query that cannot be decided) come before
-   * anything is written.
+   * anything is written. Work ends when its authority does: `stillAllowed` (the caller's membership,
+   * the project, the login and the token) is checked before every chunk is read, and throws when
+   * any has ended; nothing is read once `signal` (the client gone) has aborted.
    */
-  async function exportRows(userId: string, projectId: string, filter: LogFilter): Promise<AsyncGenerator<repo.LogRowStored[]>> {
-    const first = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, undefined);
+  async function exportRows(userId: string, projectId: string, filter: LogFilter, options: { signal?: AbortSignal; stillAllowed?: () => Promise<void> } = {}): Promise<AsyncGenerator<repo.LogRowStored[]>> {
+    const { signal, stillAllowed } = options;
+    const first = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, undefined, reader.startRun(signal));
     async function* rows(): AsyncGenerator<repo.LogRowStored[]> {
       let found = first;
       for (;;) {
         for (const chunk of chunksOf(found.data, EXPORT_CHUNK_BYTES, EXPORT_CHUNK_LOGS)) {
+          signal?.throwIfAborted();
+          await stillAllowed?.();
           const missing = chunk.filter((e) => e.row === undefined);
           const read = missing.length > 0 ? new Map((await reader.withBudget(() => store.rowsAt(projectId, missing))).map((r) => [Number(r.seq), r])) : undefined;
           const out: repo.LogRowStored[] = [];
@@ -174,7 +188,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
           await nextTurn();
         }
         if (found.nextCursor === null) return;
-        found = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, found.nextCursor);
+        found = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, found.nextCursor, reader.startRun(signal));
       }
     }
     return rows();

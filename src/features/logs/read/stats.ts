@@ -12,7 +12,7 @@ import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
 import { LEVELS } from '../levels.js';
 import { groupName, groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from '../query/index.js';
 import { SLICE_MS } from '../regex-runner.js';
-import { PATTERN_CHUNK, type LogReader } from './reader.js';
+import { outOfTime, PATTERN_CHUNK, stopIfGone, waited, type LogReader, type ReadRun } from './reader.js';
 import type * as repo from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 
@@ -47,9 +47,10 @@ export function createStats(deps: {
 }) {
   const { store, reader, config, now, projects } = deps;
 
-  async function stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined, groupBy?: string): Promise<StatsResult> {
+  async function stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined, groupBy?: string, signal?: AbortSignal): Promise<StatsResult> {
     const group = groupBy !== undefined && groupBy.trim() !== '' ? parseGroupBy(groupBy) : undefined;
-    await projects.assertRole(userId, projectId);
+    const run = reader.startRun(signal);
+    await waited(run, projects.assertRole(userId, projectId));
     const to = filter.to ?? now();
     const from = filter.from ?? to - 86_400_000;
     const span = Math.max(1, to - from);
@@ -64,8 +65,8 @@ export function createStats(deps: {
       while (span / ms > MAX_BUCKETS) ms *= 2;
     }
     const counted = decidedInApp(filter) || (group && group.field.kind !== 'level' && group.field.kind !== 'source')
-      ? await countInApp(projectId, { ...filter, from, to }, ms, group)
-      : await countInSql(projectId, { ...filter, from, to }, ms, group);
+      ? await countInApp(projectId, { ...filter, from, to }, ms, group, run)
+      : await countInSql(projectId, { ...filter, from, to }, ms, group, run);
     const byStart = new Map<number, StatsResult['buckets'][number]>();
     const first = from - (from % ms);
     for (let start = first; start <= to; start += ms) byStart.set(start, { start: new Date(start).toISOString(), total: 0, levels: {}, ...(group ? { groups: {} } : {}) });
@@ -101,10 +102,15 @@ export function createStats(deps: {
    * index where it helps, else the rows SQL narrows to, read in rounds a chunk of bounded bytes at a
    * time and decided by the same predicate as search and tails. A `costly` visitor (one that parses
    * metadata) runs in slices of the event loop. Past the time budget the whole call is refused with
-   * `outOfBudget()` (narrow the range) rather than answered with part of the logs.
+   * `outOfBudget()` (narrow the range) rather than answered with part of the logs, or with 503
+   * OVERLOADED when the run spent most of its budget waiting for the database. `run` is the
+   * caller's read (its budget runs from the request's start); once its client has gone, no more
+   * logs are read or visited.
    */
-  async function eachMatching(projectId: string, filter: LogFilter, visit: (row: repo.LogRowStored) => void, costly: boolean, outOfBudget: () => AppError): Promise<void> {
-    const deadline = Date.now() + config.queryBudgetMs;
+  async function eachMatching(projectId: string, filter: LogFilter, visit: (row: repo.LogRowStored) => void, costly: boolean, ownOutOfBudget: () => AppError, run: ReadRun = reader.startRun()): Promise<void> {
+    const { deadline } = run;
+    const outOfBudget = () => outOfTime(run, ownOutOfBudget);
+    stopIfGone(run);
     // A needle's count reads only the blocks that may hold it.
     if (decidedInApp(filter) && reader.index.enabled) {
       // The index hands over matching logs without a pause; a costly visit (a metadata parse each)
@@ -121,7 +127,7 @@ export function createStats(deps: {
           backlog[next++] = undefined as unknown as repo.LogRowStored;
           if (performance.now() - sliceStart > SLICE_MS) {
             await new Promise((r) => setImmediate(r));
-            if (Date.now() > deadline) late = true;
+            if (Date.now() > deadline || run.signal?.aborted) late = true;
             sliceStart = performance.now();
           }
         }
@@ -132,8 +138,11 @@ export function createStats(deps: {
         backlog.push(row);
         draining ??= drain();
       } : visit;
-      const report = await reader.withBudget((index) => eachIndexed(index, projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
+      // Each of the index's reads counts as the run's wait for the database, and none is made once
+      // the client has gone.
+      const report = await reader.withBudget(() => eachIndexed(reader.measured(run), projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
       while (draining) await draining;
+      stopIfGone(run);
       if (late) throw outOfBudget();
       if (report !== undefined) {
         if ('outOfBudget' in report) throw outOfBudget();
@@ -143,7 +152,7 @@ export function createStats(deps: {
     }
     // The rows are read a chunk of bounded bytes at a time (a round of 2,000 logs of 124 KB would be
     // 250 MB read at once), with a turn of the event loop after each.
-    for await (const { rows } of reader.scan(projectId, filter, undefined, PATTERN_CHUNK)) {
+    for await (const { rows } of reader.scan(projectId, filter, undefined, PATTERN_CHUNK, run)) {
       if (Date.now() > deadline) throw outOfBudget();
       const verdicts = decidedInApp(filter) ? await matchAll(filter, rows, projectId, deadline, { sqlDecided: true }) : undefined;
       let sliceStart = performance.now();
@@ -158,6 +167,7 @@ export function createStats(deps: {
         // A costly visit parses each log's metadata: in slices, like deciding logs.
         if (costly && performance.now() - sliceStart > SLICE_MS) {
           await new Promise((r) => setImmediate(r));
+          stopIfGone(run);
           if (Date.now() > deadline) throw outOfBudget();
           sliceStart = performance.now();
         }
@@ -171,7 +181,7 @@ export function createStats(deps: {
    * Stats decided in the app (a pattern, a query, or groupBy): every selected log counted per
    * bucket and level (and per group name).
    */
-  async function countInApp(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
+  async function countInApp(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined, run: ReadRun): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
     const tally = new Map<string, repo.BucketCount>();
     const groups = group ? new Map<number, Map<string, number>>() : undefined;
     const named = new Set<string>();
@@ -193,7 +203,7 @@ export function createStats(deps: {
         }
       }
     };
-    await eachMatching(projectId, filter, add, group !== undefined, countingOutOfBudget);
+    await eachMatching(projectId, filter, add, group !== undefined, countingOutOfBudget, run);
     return { counts: [...tally.values()], groups };
   }
 
@@ -202,8 +212,8 @@ export function createStats(deps: {
    * rollup where it can), and grouped by level or source when asked, with the same names the app's
    * groupNames gives (the level's name; the source as it is, "(none)" without one).
    */
-  async function countInSql(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
-    const counts = await reader.withBudget(() => store.countByBucket(projectId, filter, ms));
+  async function countInSql(projectId: string, filter: LogFilter, ms: number, group: GroupField | undefined, run: ReadRun): Promise<{ counts: repo.BucketCount[]; groups?: Map<number, Map<string, number>> }> {
+    const counts = await reader.withBudget(() => store.countByBucket(projectId, filter, ms), run);
     if (!group) return { counts };
     const groups = new Map<number, Map<string, number>>();
     const add = (bucket: number, name: string, n: number) => {
@@ -214,7 +224,7 @@ export function createStats(deps: {
     if (group.field.kind === 'level') for (const c of counts) add(c.bucket, LEVELS[c.level]!, c.n);
     else {
       const maxRows = config.groupByMaxValues * GROUP_ROWS_PER_VALUE;
-      const rows = await reader.withBudget(() => store.countBySourceBucket(projectId, filter, ms, maxRows));
+      const rows = await reader.withBudget(() => store.countBySourceBucket(projectId, filter, ms, maxRows), run);
       if (rows.length > maxRows) {
         throw validationError('querystring:/groupBy', `these logs hold too many sources to group (over ${maxRows.toLocaleString('en')} source and bucket pairs); narrow the time range or choose a larger interval`);
       }
