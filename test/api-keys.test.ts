@@ -112,7 +112,7 @@ describe('the connection lock', () => {
 
   it('N queries queued at once on SQLite cost work in proportion to N, not N² (counted in promises made)', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'loglane-lock-'));
-    const database = openDatabase({ engine: 'sqlite', dataDir, databasePoolSize: 1 });
+    const database = openDatabase({ engine: 'sqlite', dataDir, databaseUrl: undefined, databasePoolSize: 1 });
     try {
       await sql`select 1`.execute(database.db);
       const burst = (n: number) => promisesMadeBy(() => Promise.all(Array.from({ length: n }, () => sql`select 1`.execute(database.db))));
@@ -154,6 +154,20 @@ describeEngines('API key checks', (engine) => {
     expect(after.keys - before.keys).toBe(0);
     // The set of keys handed out without a keyed checksum was read at start; not again within 30 s.
     expect(after.scans - before.scans).toBe(0);
+  });
+
+  it('keyCouldExist answers at once and with no query which keys surely are no project\'s', async () => {
+    const a = await signup(s);
+    const p = await createProject(s, a);
+    const projects = s.app.services.projects;
+    // Brings the set of keys handed out without a keyed checksum up to date, if it is due.
+    await projects.verifyApiKey(legacyApiKey());
+    const before = lookups();
+    expect(projects.keyCouldExist(p.apiKey)).toBe(true);
+    expect(projects.keyCouldExist(serverFormat(s).generate())).toBe(true);
+    for (let i = 0; i < 100; i++) expect(projects.keyCouldExist(legacyApiKey())).toBe(false);
+    for (const text of ['', 'llk_short', `llk_${randomChars(38)}`, p.apiKey.slice(0, -1) + (p.apiKey.endsWith('a') ? 'b' : 'a')]) expect(projects.keyCouldExist(text), text).toBe(false);
+    expect(lookups()).toEqual(before);
   });
 
   it('a key with a keyed checksum that is no project\'s costs one query, then is remembered as unknown', async () => {

@@ -338,6 +338,22 @@ export function createProjectsService(deps: {
       return (await lookUp([hash])).get(hash)!;
     },
 
+    /**
+     * At once and with no query: false when the key surely is no project's (its shape, its
+     * checksum, or a key without a keyed checksum that was never handed out), true when it may be
+     * one (verifyApiKey decides). Where the set of keys handed out without a keyed checksum is not
+     * read yet or is due to be brought up to date, it says true (and starts that).
+     */
+    keyCouldExist(key: string): boolean {
+      if (!isWellFormedApiKey(key)) return false;
+      if (format.checksumOf(key) === 'keyed') return true;
+      if (unvouched === undefined || now() - gatheredFrom >= UNVOUCHED_REFRESH_MS) {
+        regather().catch(() => {}); // a failure is met again, and answered, by verifyApiKey
+        return true;
+      }
+      return unvouched.has(digestTag(hashApiKey(key)));
+    },
+
     /** verifyApiKey for many keys at once: those that need the database are looked up KEY_LOOKUP_BATCH to a statement. */
     async verifyApiKeys(keys: Iterable<string>): Promise<Map<string, ApiKeyCheck>> {
       const distinct = [...new Set(keys)];
