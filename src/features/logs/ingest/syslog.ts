@@ -258,13 +258,26 @@ export class SyslogFramer {
 
   push(chunk: Buffer): Frame[] {
     const frames: Frame[] = [];
+    this.read(chunk, (f) => {
+      frames.push(f);
+      return true;
+    });
+    return frames;
+  }
+
+  /**
+   * Hands each frame of `chunk` to `take` as it is cut; when `take` answers false, stops after that
+   * frame and returns the bytes of the chunk not yet read (to be given again later, before any
+   * newer bytes: a reader that must stop taking messages puts them back on its stream).
+   */
+  read(chunk: Buffer, take: (frame: Frame) => boolean): Buffer | undefined {
     if (this.#parts.length > 0) {
       const total = this.#partsBytes + chunk.length;
       const waits = this.#need >= 0 ? total < this.#need : total < MAX_SYSLOG_BYTES && chunk.indexOf(0x0a) < 0;
       if (waits) {
         this.#parts.push(chunk);
         this.#partsBytes = total;
-        return frames;
+        return undefined;
       }
     }
     if (this.#parts.length > 0) this.copied += this.#partsBytes + chunk.length;
@@ -272,16 +285,17 @@ export class SyslogFramer {
     this.#parts = [];
     this.#partsBytes = 0;
     this.#need = -1;
+    const rest = (d: Buffer) => (d.length > 0 ? d : undefined);
     for (;;) {
       if (this.#skip > 0) {
         const n = Math.min(this.#skip, data.length);
         this.#skip -= n;
         data = data.subarray(n);
-        if (this.#skip > 0) return frames;
+        if (this.#skip > 0) return undefined;
       }
       if (this.#skipLine) {
         const nl = data.indexOf(0x0a);
-        if (nl < 0) return frames;
+        if (nl < 0) return undefined;
         this.#skipLine = false;
         data = data.subarray(nl + 1);
       }
@@ -289,26 +303,28 @@ export class SyslogFramer {
       let start = 0;
       while (start < data.length && (data[start] === 0x0a || data[start] === 0x0d || data[start] === 0x20 || data[start] === 0)) start++;
       data = data.subarray(start);
-      if (data.length === 0) return frames;
+      if (data.length === 0) return undefined;
       const first = data[0]!;
       if (first >= 0x31 && first <= 0x39) {
         // Octet counting: up to 10 digits, a space, then that many bytes.
         let i = 0;
         while (i < data.length && i <= 10 && data[i]! >= 0x30 && data[i]! <= 0x39) i++;
-        if (i === data.length && i <= 10) return this.#hold(frames, data, 0);
+        if (i === data.length && i <= 10) return this.#hold(data, 0);
         if (i <= 10 && data[i] === 0x20) {
           const length = Number(data.subarray(0, i).toString('latin1'));
           const body = data.subarray(i + 1);
           if (length > MAX_SYSLOG_BYTES) {
-            if (body.length < MAX_SYSLOG_BYTES) return this.#hold(frames, data, i + 1 + MAX_SYSLOG_BYTES);
-            frames.push({ bytes: Buffer.from(body.subarray(0, MAX_SYSLOG_BYTES)), truncated: true });
+            if (body.length < MAX_SYSLOG_BYTES) return this.#hold(data, i + 1 + MAX_SYSLOG_BYTES);
+            const frame = { bytes: Buffer.from(body.subarray(0, MAX_SYSLOG_BYTES)), truncated: true };
             this.#skip = length - MAX_SYSLOG_BYTES;
             data = body.subarray(MAX_SYSLOG_BYTES);
+            if (!take(frame)) return rest(data);
             continue;
           }
-          if (body.length < length) return this.#hold(frames, data, i + 1 + length);
-          frames.push({ bytes: Buffer.from(body.subarray(0, length)), truncated: false });
+          if (body.length < length) return this.#hold(data, i + 1 + length);
+          const frame = { bytes: Buffer.from(body.subarray(0, length)), truncated: false };
           data = body.subarray(length);
+          if (!take(frame)) return rest(data);
           continue;
         }
         // Digits not followed by a space: not a count; read the frame as a line.
@@ -316,27 +332,28 @@ export class SyslogFramer {
       const nl = data.indexOf(0x0a);
       if (nl < 0) {
         if (data.length >= MAX_SYSLOG_BYTES) {
-          frames.push({ bytes: Buffer.from(data.subarray(0, MAX_SYSLOG_BYTES)), truncated: true });
+          const frame = { bytes: Buffer.from(data.subarray(0, MAX_SYSLOG_BYTES)), truncated: true };
           this.#skipLine = true;
           data = data.subarray(MAX_SYSLOG_BYTES);
+          if (!take(frame)) return rest(data);
           continue;
         }
-        return this.#hold(frames, data, -1);
+        return this.#hold(data, -1);
       }
       const line = data.subarray(0, nl > 0 && data[nl - 1] === 0x0d ? nl - 1 : nl);
-      if (line.length > MAX_SYSLOG_BYTES) frames.push({ bytes: Buffer.from(line.subarray(0, MAX_SYSLOG_BYTES)), truncated: true });
-      else frames.push({ bytes: Buffer.from(line), truncated: false });
+      const frame = line.length > MAX_SYSLOG_BYTES ? { bytes: Buffer.from(line.subarray(0, MAX_SYSLOG_BYTES)), truncated: true } : { bytes: Buffer.from(line), truncated: false };
       data = data.subarray(nl + 1);
+      if (!take(frame)) return rest(data);
     }
   }
 
   /** Keeps the start of a frame not yet complete; `need`: its bytes in all, or -1 (a newline), or 0 (a count not yet read whole). */
-  #hold(frames: Frame[], data: Buffer, need: number): Frame[] {
+  #hold(data: Buffer, need: number): undefined {
     this.copied += data.length;
     this.#parts = [Buffer.from(data)];
     this.#partsBytes = data.length;
     this.#need = need === 0 ? data.length + 1 : need;
-    return frames;
+    return undefined;
   }
 
   /** Bytes held for a frame not yet complete (at most MAX_SYSLOG_BYTES and a count's digits). */
