@@ -17,7 +17,7 @@ import { apiKeyFormat, encryptApiKey, hashApiKey, isWellFormedApiKey, legacyApiK
 import { replaceApiKey } from '../src/features/projects/repository.js';
 import { KEY_LOOKUP_BATCH } from '../src/features/projects/service.js';
 import { deriveKey, resolveSecretKey } from '../src/secrets.js';
-import { createProject, describeEngines, ingest, ISSUED_SECRETS, signup, useServer, type TestServer } from './harness.js';
+import { createProject, describeEngines, ingest, ISSUED_SECRETS, signup, startServer, useServer, type TestServer } from './harness.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const format = apiKeyFormat(deriveKey('a server secret of at least thirty-two characters', 'api-key-checksum'));
@@ -202,6 +202,23 @@ describeEngines('API key checks', (engine) => {
     expect(after.keys - before.keys).toBe(KEY_LOOKUP_BATCH * 2 + 200);
     expect(found.get(p.apiKey)).toEqual({ ok: true, projectId: p.id, userId: a.id, plan: 'free' });
     for (const key of [...unknown, ...forged]) expect(found.get(key)).toEqual({ ok: false, reason: 'unknown' });
+  });
+
+  it('on a node whose SECRET_KEY is not the one the keys were made under (the secret was lost), those keys still work, and made-up keys still cost no query', async () => {
+    const a = await signup(s);
+    const p = await createProject(s, a);
+    const b = await startServer(engine, { shareWith: s, env: { SECRET_KEY: 'a new secret, since the old one was lost: 32+ chars' } });
+    try {
+      expect(await b.app.services.projects.verifyApiKey(p.apiKey)).toEqual({ ok: true, projectId: p.id, userId: a.id, plan: 'free' });
+      const before = b.app.services.projects.keyLookups();
+      for (let i = 0; i < 200; i++) {
+        expect((await b.app.services.projects.verifyApiKey(legacyApiKey())).ok).toBe(false);
+        expect((await b.app.services.projects.verifyApiKey(serverFormat(s).generate())).ok).toBe(false);
+      }
+      expect(b.app.services.projects.keyLookups()).toEqual(before);
+    } finally {
+      await b.close();
+    }
   });
 
   it('a key without a keyed checksum stored by a node that still makes them is taken once the set is brought up to date (at most 30 s)', async () => {
