@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normaliseLog } from '../src/features/logs/ingest/normalise.js';
-import { MAX_SYSLOG_BYTES, parseSyslog, SyslogFramer, type Frame } from '../src/features/logs/ingest/syslog.js';
+import { cutUtf8, decodeSyslog, MAX_SYSLOG_BYTES, parseSyslog, SyslogFramer, type Frame } from '../src/features/logs/ingest/syslog.js';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
 const KEY = 'llk_' + 'b'.repeat(38);
@@ -61,6 +61,94 @@ describe('reading a message', () => {
         if (!row.ok) expect(typeof row.message).toBe('string');
       }),
       { numRuns: 1000 },
+    );
+  });
+});
+
+describe('the key\'s element in any form of message', () => {
+  const TS = '2026-11-28T12:00:00Z';
+
+  it('is read and stripped wherever it stands: RFC 5424 near misses, RFC 3164, the message text, the header', () => {
+    const forms = [
+      `<14>2026-11-28T12:00:00Z host app - - [loglane@53595 key="${KEY}"] missing version`,
+      `<14>1  ${TS}  host app - - [loglane@53595 key="${KEY}"] extra spaces`,
+      `<14>1 ${TS} host app - - - message start [loglane@53595 key="${KEY}"] element after the start`,
+      `<14>1 ${TS} host app - - [exampleSDID@32473 iut="3"] [loglane key="${KEY}"] after another element`,
+      `<14>Nov 28 12:00:00 host app: [loglane@53595 key="${KEY}"] rfc 3164`,
+      `<14>1 - [loglane@1 key="${KEY}"] - - - - in the header`,
+      `<14>1 ${TS} host app - - [LOGLANE@53595 key="${KEY}"] another case`,
+      `<14>1 ${TS} host app - - [loglane@53595 key="${KEY}"][loglane key="${KEY}"] twice, the same key`,
+      `[loglane key="${KEY}"] no priority, nothing else`,
+      `<14>1 13-45T99 host app - - [loglane key="${KEY}"] bad timestamp`,
+    ];
+    for (const text of forms) {
+      const read = parseSyslog(text, NOW);
+      expect(read.keyProblem, text).toBeUndefined();
+      expect(read.key, text).toBe(KEY);
+      expect(JSON.stringify(read.log), text).not.toContain(KEY);
+      expect(JSON.stringify(read.log).toLowerCase(), text).not.toContain('loglane');
+    }
+    expect(parseSyslog(forms[2]!, NOW).log).toMatchObject({ message: 'message start element after the start', source: 'app', metadata: { hostname: 'host' } });
+    expect(parseSyslog(forms[4]!, NOW).log).toMatchObject({ message: 'rfc 3164', source: 'app', metadata: { hostname: 'host' } });
+  });
+
+  it('one that does not read is a problem, never a message without a key', () => {
+    const nearMisses = [
+      `<14>1 ${TS} host app - - [loglane@53595 key='${KEY}'] single quotes`,
+      `<14>1 ${TS} host app - - [loglane@53595 key=${KEY}] no quotes`,
+      `<14>1 ${TS} host app - - [ loglane key="${KEY}"] a space after the bracket`,
+      `<14>1 ${TS} host app - - [loglane@53595  key="${KEY}"] two spaces`,
+      `<14>1 ${TS} host app - - [loglane@53595 kee="${KEY}"] another name`,
+      `<14>1 ${TS} host app - - [loglane@53595 key=""] empty`,
+      `<14>1 ${TS} host app - - [loglane@53595 key="${KEY}" unterminated`,
+      `<14>1 ${TS} host app - - [loglane key="${KEY}"x] junk after the value`,
+      `<14>Nov 28 12:00:00 host app: [loglane key=${KEY}] rfc 3164 without quotes`,
+      `<14>1 ${TS} host app - - [loglane key="${KEY}"] [loglane key="llk_other"] two keys`,
+    ];
+    for (const text of nearMisses) expect(parseSyslog(text, NOW).keyProblem, text).toBeDefined();
+    // Words that only begin like it are text.
+    expect(parseSyslog('<14>1 - host app - - - see [loglane.example.com] and [loglanes]', NOW)).toMatchObject({ key: undefined, log: { message: 'see [loglane.example.com] and [loglanes]' } });
+    expect(parseSyslog('<14>1 - host app - - - see [loglane.example.com]', NOW).keyProblem).toBeUndefined();
+  });
+
+  it('for any text around it, the key is found and never kept, or the message is a problem', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.constantFrom('loglane', 'loglane@53595', 'Loglane', ' loglane'), fc.constantFrom('"', "'", ''), (before, after, id, quote) => {
+        const read = parseSyslog(`<14>${before}[${id} key=${quote}${KEY}${quote}]${after}`, NOW);
+        if (read.keyProblem === undefined) expect(JSON.stringify(read.log)).not.toContain(KEY);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('text at the 64 KiB edge', () => {
+  it('a character split by the cut is dropped, not the message; bytes that are not UTF-8 are U+FFFD', () => {
+    const euro = Buffer.from('€'.repeat(30_000));
+    // The framing cut the message inside a character: that character goes, the rest is kept.
+    expect(decodeSyslog(euro.subarray(0, MAX_SYSLOG_BYTES), true)).toBe('€'.repeat(Math.floor(MAX_SYSLOG_BYTES / 3)));
+    expect(decodeSyslog(Buffer.from([0x61, 0xe2, 0x82]), false)).toBe('a\uFFFD');
+    expect(decodeSyslog(Buffer.from([0x61, 0xe9, 0x62]), true)).toBe('a\uFFFDb');
+  });
+
+  it('text of more than 64 KiB once read is cut on a character and marked, never longer', () => {
+    const latin1 = decodeSyslog(Buffer.concat([Buffer.from('<14>1 - host app - - - '), Buffer.alloc(40_000, 0xe9)]), false);
+    const { log } = parseSyslog(latin1, NOW);
+    expect(Buffer.byteLength(log.message)).toBeLessThanOrEqual(MAX_SYSLOG_BYTES);
+    expect(log.message).toMatch(/^\uFFFD+$/);
+    expect(log.metadata).toMatchObject({ truncated: true });
+    expect(normaliseLog(log, NOW).ok).toBe(true);
+    const emoji = parseSyslog('<14>1 - host app - - - ' + '😀'.repeat(20_000), NOW).log;
+    expect(Buffer.byteLength(emoji.message)).toBeLessThanOrEqual(MAX_SYSLOG_BYTES);
+    expect(emoji.message).toMatch(/^(😀)+$/u);
+    expect(cutUtf8('short', MAX_SYSLOG_BYTES)).toBeUndefined();
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', minLength: 20_000, maxLength: 40_000 }), (text) => {
+        const cut = cutUtf8(text, MAX_SYSLOG_BYTES) ?? text;
+        expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(MAX_SYSLOG_BYTES);
+        expect(text.startsWith(cut)).toBe(true);
+      }),
+      { numRuns: 20 },
     );
   });
 });
@@ -129,5 +217,22 @@ describe('cutting a stream into messages', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('stops where its reader says, and gives back the bytes it has not read, which read later give the same frames', () => {
+    const stream = Buffer.from('5 hello<1>line one\n7 <1>x yz\n3 abc' + 'x'.repeat(70_000) + '\nlast\n');
+    const all = new SyslogFramer().push(stream);
+    const f = new SyslogFramer();
+    const got: Frame[] = [];
+    let chunk: Buffer | undefined = stream;
+    while (chunk) {
+      // One frame at a time: the rest goes back, as a paused connection puts it back on its socket.
+      chunk = f.read(chunk, (fr) => {
+        got.push(fr);
+        return false;
+      });
+    }
+    expect(texts(got)).toEqual(texts(all));
+    expect(got.map((fr) => fr.truncated)).toEqual(all.map((fr) => fr.truncated));
   });
 });
