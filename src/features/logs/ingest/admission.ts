@@ -9,6 +9,12 @@ export interface Admitted {
   readonly bytes: number;
   /** Changes the claim to `bytes` (the decoded body); growing past a bound refuses as admit() does. */
   resize(bytes: number): void;
+  /**
+   * Adds `bytes` the request holds once it can no longer be refused (its answer, built after its
+   * logs were stored, held until the client has read it): counted like the rest, never refused, so
+   * answers a client does not read keep later requests of the project (and the server) refused.
+   */
+  hold(bytes: number): void;
   /** Gives the claim back; later calls do nothing. */
   release(): void;
 }
@@ -49,6 +55,11 @@ export class IngestAdmission {
         if (to > held) this.#check(projectId, held, to);
         this.#add(projectId, to - held);
         held = to;
+      },
+      hold: (bytes: number) => {
+        if (released || bytes <= 0) return;
+        this.#add(projectId, bytes);
+        held += bytes;
       },
       release: () => {
         if (released) return;

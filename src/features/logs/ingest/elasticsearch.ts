@@ -28,6 +28,8 @@ export interface BulkItem {
   index: string;
   log?: LogObject;
   error?: ItemError;
+  /** An `index` or `create` action's document line (and its line number), until it is read. */
+  document?: { text: string; line: number };
 }
 
 const ACTIONS = new Set<string>(['index', 'create', 'update', 'delete']);
@@ -40,13 +42,19 @@ const SOURCE_FIELDS = ['service.name'];
 /** A request-level refusal in Elasticsearch's words (answered 400 with illegal_argument_exception). */
 const malformed = (reason: string) => new AppError('VALIDATION_ERROR', reason);
 
+/** Index names are echoed in the answer at most this long (Elasticsearch refuses longer names). */
+const MAX_INDEX_CHARS = 255;
+/** An item's reason is echoed at most this long. */
+const MAX_REASON_CHARS = 512;
+
 /**
  * The actions of a bulk body, in order. `pathIndex` is the index the URL names (`/es/<index>/_bulk`),
- * used by actions that name none.
+ * used by actions that name none. Every action counts against the request's cap (10,000), whatever
+ * its kind, so no body holds more items than a request of documents may; the documents' lines are
+ * kept as text, to be read (readDocuments) only once the items have been counted against the rate.
  */
-export function parseBulk(text: string, pathIndex: string | undefined): BulkItem[] {
+export function splitBulk(text: string, pathIndex: string | undefined): BulkItem[] {
   const items: BulkItem[] = [];
-  let documents = 0;
   let at = 0;
   let line = 0;
   /** The next line that is not blank, or undefined at the end. */
@@ -61,6 +69,9 @@ export function parseBulk(text: string, pathIndex: string | undefined): BulkItem
     return undefined;
   };
   for (let actionLine = next(); actionLine !== undefined; actionLine = next()) {
+    if (items.length === MAX_LOGS_PER_REQUEST) {
+      throw new AppError('PAYLOAD_TOO_LARGE', `A bulk request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} actions (documents, deletes and updates alike). Send smaller batches (Filebeat: bulk_max_size; Logstash: pipeline.batch.size).`);
+    }
     // The usual action line, `{"create":{"_index":"logs"}}`, read without a parse.
     const usual = USUAL_ACTION.exec(actionLine);
     let parsed: unknown;
@@ -91,24 +102,37 @@ export function parseBulk(text: string, pathIndex: string | undefined): BulkItem
       item.error = { status: 400, type: 'illegal_argument_exception', reason: 'Loglane does not update stored logs; send them with index or create.' };
       continue;
     }
-    if (++documents > MAX_LOGS_PER_REQUEST) {
-      throw new AppError('PAYLOAD_TOO_LARGE', `A bulk request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} documents. Send smaller batches (Filebeat: bulk_max_size; Logstash: pipeline.batch.size).`);
-    }
+    item.document = { text: docLine, line };
+  }
+  if (items.length === 0) throw malformed('The bulk request holds no actions.');
+  return items;
+}
+
+/** Reads the document line of each `index` and `create` item into its log, or its item's failure; the lines are let go. */
+export function readDocuments(items: BulkItem[]): BulkItem[] {
+  for (const item of items) {
+    const document = item.document;
+    if (document === undefined) continue;
+    item.document = undefined;
     let doc: unknown;
     try {
-      doc = JSON.parse(docLine);
+      doc = JSON.parse(document.text);
     } catch {
-      item.error = { status: 400, type: 'mapper_parsing_exception', reason: `failed to parse: the document on line [${line}] is not valid JSON` };
+      item.error = { status: 400, type: 'mapper_parsing_exception', reason: `failed to parse: the document on line [${document.line}] is not valid JSON` };
       continue;
     }
     if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-      item.error = { status: 400, type: 'mapper_parsing_exception', reason: `failed to parse: the document on line [${line}] is not a JSON object` };
+      item.error = { status: 400, type: 'mapper_parsing_exception', reason: `failed to parse: the document on line [${document.line}] is not a JSON object` };
       continue;
     }
     item.log = readRecord(doc as Record<string, unknown>, { sourceFields: SOURCE_FIELDS, defaultSource: item.index || undefined });
   }
-  if (items.length === 0) throw malformed('The bulk request holds no actions.');
   return items;
+}
+
+/** The actions of a bulk body with their documents read (splitBulk, then readDocuments). */
+export function parseBulk(text: string, pathIndex: string | undefined): BulkItem[] {
+  return readDocuments(splitBulk(text, pathIndex));
 }
 
 /** What became of an item that was sent to be stored: its log's id, or its failure. */
@@ -123,12 +147,15 @@ export type ItemOutcome = { id: string } | ItemError;
 export function bulkAnswer(items: BulkItem[], outcomes: Map<BulkItem, ItemOutcome>, tookMs: number): string {
   let errors = false;
   const answered = items.map((item) => {
-    const outcome = item.error ?? outcomes.get(item);
-    const head = `{"${item.action}":{"_index":${JSON.stringify(item.index)},`;
+    const outcome = outcomes.get(item) ?? item.error;
+    // An item's answer is bounded whatever its action named: the index and the reason are cut, so
+    // the answer is at most the item cap times a few hundred bytes.
+    const head = `{"${item.action}":{"_index":${JSON.stringify(item.index.length > MAX_INDEX_CHARS ? item.index.slice(0, MAX_INDEX_CHARS) : item.index)},`;
     if (outcome === undefined || !('id' in outcome)) {
       errors = true;
       const e = outcome ?? { status: 500, type: 'exception', reason: 'the document was not stored' };
-      return `${head}"status":${e.status},"error":{"type":${JSON.stringify(e.type)},"reason":${JSON.stringify(e.reason)}}}}`;
+      const reason = e.reason.length > MAX_REASON_CHARS ? `${e.reason.slice(0, MAX_REASON_CHARS)}…` : e.reason;
+      return `${head}"status":${e.status},"error":{"type":${JSON.stringify(e.type)},"reason":${JSON.stringify(reason)}}}}`;
     }
     return `${head}"_id":"${outcome.id}","status":201,"result":"created"}}`;
   });

@@ -9,6 +9,7 @@
  */
 import { AppError } from '../../../errors.js';
 import { MAX_LOGS_PER_REQUEST, type BodyItem } from './body.js';
+import { NESTED_TOO_DEEP, shallowJson } from './nesting.js';
 import { readRecord, timeOfMs } from './record.js';
 
 /** HEC's answer codes (its documentation's table). */
@@ -34,14 +35,20 @@ export class HecFormatError extends Error {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The JSON texts of a body of back-to-back objects (whitespace between them allowed); stops at the first that is not one. */
-function splitEvents(text: string): { texts: string[]; badAt?: number } {
-  const texts: string[] = [];
+/**
+ * The JSON texts of a body of back-to-back objects (whitespace between them allowed), one at a time;
+ * `{ badAt }` where one is not an object, and nothing after it. One at a time, so that a body of
+ * millions of tiny events is read no further than the item cap or its first bad event.
+ */
+function* splitEvents(text: string): Generator<string | { badAt: number }> {
   let at = 0;
-  for (;;) {
+  for (let n = 0; ; n++) {
     while (at < text.length && /\s/.test(text[at]!)) at++;
-    if (at >= text.length) return { texts };
-    if (text[at] !== '{') return { texts, badAt: texts.length };
+    if (at >= text.length) return;
+    if (text[at] !== '{') {
+      yield { badAt: n };
+      return;
+    }
     let depth = 0;
     let inString = false;
     let end = -1;
@@ -60,8 +67,11 @@ function splitEvents(text: string): { texts: string[]; badAt?: number } {
         }
       }
     }
-    if (end < 0) return { texts, badAt: texts.length };
-    texts.push(text.slice(at, end));
+    if (end < 0) {
+      yield { badAt: n };
+      return;
+    }
+    yield text.slice(at, end);
     at = end;
   }
 }
@@ -88,10 +98,15 @@ function dockerLine(event: Record<string, unknown>): Record<string, unknown> {
  * `badAt` says which (HEC's `invalid-event-number`), and the events before it are stored.
  */
 export function eventItems(text: string): { items: BodyItem[]; bad?: HecFormatError } {
-  const { texts, badAt } = splitEvents(text);
   const items: BodyItem[] = [];
-  let bad = badAt === undefined ? undefined : new HecFormatError(badAt, 'the body is not a sequence of JSON objects');
-  for (const [n, t] of texts.entries()) {
+  let bad: HecFormatError | undefined;
+  let n = -1;
+  for (const t of splitEvents(text)) {
+    n++;
+    if (typeof t !== 'string') {
+      bad = new HecFormatError(t.badAt, 'the body is not a sequence of JSON objects');
+      break;
+    }
     if (items.length === MAX_LOGS_PER_REQUEST) throw new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} events.`);
     let event: unknown;
     try {
@@ -110,7 +125,14 @@ export function eventItems(text: string): { items: BodyItem[]; bad?: HecFormatEr
     if (sourcetype !== undefined) extra.sourcetype = sourcetype;
     if (index !== undefined) extra.index = index;
     if (fields !== undefined) extra.fields = fields;
-    const record = isObject(body) ? dockerLine(body) : { message: typeof body === 'string' ? body : JSON.stringify(body) };
+    // An event that is neither text nor an object is kept as its JSON text, unless it nests too
+    // deep to be written as text: then it is refused alone (400 naming it), as a log nested too deep is.
+    const asText = typeof body === 'string' || isObject(body) ? undefined : shallowJson(body);
+    if (!isObject(body) && typeof body !== 'string' && asText === undefined) {
+      items.push({ error: `the event is ${NESTED_TOO_DEEP}` });
+      continue;
+    }
+    const record = isObject(body) ? dockerLine(body) : { message: typeof body === 'string' ? body : asText };
     // HEC's own `source` names the source over anything in the event.
     const log = readRecord(typeof source === 'string' && source !== '' ? { ...record, source } : record, { extra });
     if (time !== undefined && time !== null) log.timestamp = hecTime(time) as string | number;
@@ -122,7 +144,11 @@ export function eventItems(text: string): { items: BodyItem[]; bad?: HecFormatEr
 /** The logs of a raw body: a line of text each (blank lines skipped), with the request's source and sourcetype. */
 export function rawItems(text: string, query: { source?: string; sourcetype?: string; host?: string }): BodyItem[] {
   const items: BodyItem[] = [];
-  for (const line of text.split('\n')) {
+  // Line by line, without splitting the whole body first: blank lines cost a scan, not an array.
+  for (let at = 0; at < text.length; ) {
+    const end = text.indexOf('\n', at);
+    const line = text.slice(at, end < 0 ? text.length : end);
+    at = end < 0 ? text.length : end + 1;
     const message = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (message.trim() === '') continue;
     if (items.length === MAX_LOGS_PER_REQUEST) throw new AppError('PAYLOAD_TOO_LARGE', `A request carries at most ${MAX_LOGS_PER_REQUEST.toLocaleString('en')} lines.`);

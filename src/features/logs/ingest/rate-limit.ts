@@ -53,3 +53,55 @@ export class IngestRateLimiter {
     for (const [id, b] of this.#buckets) if (t - b.at > 60_000) this.#buckets.delete(id);
   }
 }
+
+/**
+ * A request's protocol items against its project's rate: every item counts, whatever its kind (a
+ * document, a delete or update action, a stream with no entries, an entry that cannot be read), a
+ * token each, taken as the items are counted and before they are read further or stored, so a
+ * request of many items that are not logs costs its sender the same rate as logs would.
+ *
+ * The logs among them are handed over to the ingest path, which takes a token per log itself
+ * before it builds any (and gives back those it refuses): `handOver` gives their tokens back just
+ * before the ingest call takes them again in the same turn, so nothing is counted twice and no
+ * other request can take them in between.
+ */
+export class ItemCharge {
+  #taken = 0;
+
+  constructor(
+    private readonly rate: Pick<IngestRateLimiter, 'take' | 'give'>,
+    private readonly projectId: string,
+    private readonly plan: string,
+  ) {}
+
+  /** Tokens this request holds now. */
+  get taken(): number {
+    return this.#taken;
+  }
+
+  /** Takes a token for each of `n` more items, or gives back what the request took and throws 429 RATE_LIMITED with Retry-After. */
+  take(n: number): void {
+    if (n <= 0) return;
+    try {
+      this.rate.take(this.projectId, this.plan, n);
+    } catch (err) {
+      this.refund();
+      throw err;
+    }
+    this.#taken += n;
+  }
+
+  /** Gives back `logs` tokens for the logs the ingest path is about to take them for; call it right before that call, with no await between. */
+  handOver(logs: number): void {
+    const n = Math.min(logs, this.#taken);
+    if (n <= 0) return;
+    this.rate.give(this.projectId, this.plan, n);
+    this.#taken -= n;
+  }
+
+  /** Gives back every token this request took (it stored and did nothing). */
+  refund(): void {
+    if (this.#taken > 0) this.rate.give(this.projectId, this.plan, this.#taken);
+    this.#taken = 0;
+  }
+}

@@ -7,9 +7,13 @@
  */
 export class SnappyError extends Error {}
 
-export function snappyUncompress(input: Uint8Array, maxBytes: number): Buffer {
+/**
+ * The decompressed length a block states in its first bytes (a varint of at most 32 bits), and where
+ * its data begins: known before anything is decompressed, so a request's claim on the in-flight
+ * budget can be its decoded size before the work is done.
+ */
+export function snappyLength(input: Uint8Array): { length: number; dataAt: number } {
   let at = 0;
-  // The decompressed length, a varint of at most 32 bits.
   let length = 0;
   for (let shift = 0; ; shift += 7) {
     if (at >= input.length || shift > 28) throw new SnappyError('snappy: bad length');
@@ -17,6 +21,13 @@ export function snappyUncompress(input: Uint8Array, maxBytes: number): Buffer {
     length += (b & 0x7f) * 2 ** shift;
     if (b < 0x80) break;
   }
+  return { length, dataAt: at };
+}
+
+export function snappyUncompress(input: Uint8Array, maxBytes: number): Buffer {
+  const stated = snappyLength(input);
+  const length = stated.length;
+  let at = stated.dataAt;
   if (length > maxBytes) throw new SnappyError(`snappy: the block holds ${length} bytes, more than ${maxBytes}`);
   const out = Buffer.allocUnsafe(length);
   let written = 0;
