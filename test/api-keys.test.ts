@@ -232,5 +232,13 @@ describeEngines('API key checks', (engine) => {
     expect(await s.app.services.projects.verifyApiKey(old)).toEqual({ ok: true, projectId: p.id, userId: a.id, plan: 'free' });
     expect((await ingest(s, old, [{ message: 'from an old key' }])).status).toBe(202);
     expect(lookups().scans - before.scans).toBe(1);
+
+    // Rotated on this node, it leaves the set: refused with no query.
+    const rotated = await s.request('POST', `/v1/projects/${p.id}/rotate-key`, { token: a.accessToken });
+    expect(rotated.status).toBe(200);
+    ISSUED_SECRETS.add(rotated.body.apiKey);
+    const after = lookups();
+    expect(await s.app.services.projects.verifyApiKey(old)).toEqual({ ok: false, reason: 'unknown' });
+    expect(lookups()).toEqual(after);
   });
 });

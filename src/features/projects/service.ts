@@ -76,7 +76,10 @@ export function createProjectsService(deps: {
   async function deleteOne(id: string): Promise<boolean> {
     await deps.purgeLogs(id);
     const deleted = await db.transaction().execute((tx) => repo.deleteProject(tx, id));
-    if (deleted) for (const listener of deletedListeners) listener(id);
+    if (deleted) {
+      forgetUnvouched(id);
+      for (const listener of deletedListeners) listener(id);
+    }
     return deleted;
   }
 
@@ -125,14 +128,18 @@ export function createProjectsService(deps: {
   // checksum (made before checksums were keyed, with a CRC32 anyone can compute; or under another
   // secret). That set is gathered from the stored keys at start and, when a key needs it, at most
   // every UNVOUCHED_REFRESH_MS for the rows changed since (a node running older code may still make
-  // such keys); no server makes them now, so it hardly grows. Whether a key still works is always
-  // the database's answer, on every node: only "could this key exist at all" is decided here.
+  // such keys); no server makes them now, so it hardly grows, and a key rotated or deleted leaves it
+  // (on this node at once, on another at its next gathering or restart): at most one entry a
+  // project. Whether a key still works is always the database's answer, on every node: only "could
+  // this key exist at all" is decided here.
   const counts: KeyLookupCounts = { statements: 0, keys: 0, scans: 0 };
   /** Digest → until when it is known to be no project's key. */
   const unknownKeys = new Map<string, number>();
   /** Digest → the lookup under way, which a concurrent check of the same key joins. */
   const inFlight = new Map<string, Promise<ApiKeyCheck>>();
+  /** Digest tags of the keys handed out without a keyed checksum, and each one's project. */
   let unvouched: Set<string> | undefined;
+  const unvouchedOf = new Map<string, string>();
   let gathering: Promise<void> | undefined;
   let gatheredFrom = -Infinity;
 
@@ -152,12 +159,26 @@ export function createProjectsService(deps: {
     counts.scans++;
     for (let after = ''; ; ) {
       const rows = await repo.keysPage(db, after, KEYS_PAGE, since);
-      for (const row of rows) if (!vouchedFor(row)) set.add(digestTag(row.api_key_hash));
+      for (const row of rows) {
+        forgetUnvouched(row.id, set);
+        if (vouchedFor(row)) continue;
+        const tag = digestTag(row.api_key_hash);
+        set.add(tag);
+        unvouchedOf.set(row.id, tag);
+      }
       if (rows.length < KEYS_PAGE) break;
       after = rows[rows.length - 1]!.id;
     }
     unvouched = set;
     gatheredFrom = started;
+  }
+
+  /** The project's key, if it was one without a keyed checksum, leaves the set (rotated or deleted). */
+  function forgetUnvouched(projectId: string, set = unvouched): void {
+    const tag = unvouchedOf.get(projectId);
+    if (tag === undefined) return;
+    unvouchedOf.delete(projectId);
+    set?.delete(tag);
   }
 
   function regather(): Promise<void> {
@@ -300,6 +321,7 @@ export function createProjectsService(deps: {
         const key = sealedKey(id);
         const row = await repo.replaceApiKey(db, id, key, now());
         if (!row) throw projectNotFound();
+        forgetUnvouched(id);
         return { apiKey: key.apiKey };
       });
     },
