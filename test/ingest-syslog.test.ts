@@ -225,7 +225,8 @@ describe('syslog: slow and idle connections', () => {
     try {
       const partial = Buffer.alloc(60 * 1024, 0x61);
       for (let i = 0; i < 1000; i++) {
-        const c = net.connect(ports(s).tcp!, '127.0.0.1');
+        // From four addresses: one address may hold at most 256 connections (test/hostile-syslog.test.ts).
+        const c = net.connect({ port: ports(s).tcp!, host: '127.0.0.1', localAddress: `127.0.0.${10 + (i % 4)}` });
         c.on('error', () => {});
         clients.push(c);
         // A message that never ends (no newline), and one that claims far more than it sends.
