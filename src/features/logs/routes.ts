@@ -12,9 +12,10 @@ import { HEAVY_BODY_BYTES, heavyWork, inflations, largeBodyReads, type Admitted 
 import { decodeBody, isIdentityEncoding, JSON_TYPES, MAX_BODY_BYTES, NDJSON_TYPES, parseBody, type BodyItem } from './ingest/body.js';
 import { parseFilter } from './filter.js';
 import { SEARCH_WAIT_MS, SEARCHES_PER_USER } from './read/page-stream.js';
-import { createUserSlots } from './read/slots.js';
+import { HEAVY_READ_WAIT_MS, HEAVY_READS_PER_USER } from './read/slots.js';
+import type { ReadCaller } from './read/reader.js';
 import * as otlp from './ingest/otlp.js';
-import { createExportSlots, csvHeader, encodeRows, EXPORT_RETRY_AFTER_S, EXPORT_STALL_MS, EXPORTS_PER_NODE, EXPORTS_PER_USER, exportColumns, exportFileName, type ExportFormat } from './read/export.js';
+import { csvHeader, encodeRows, EXPORT_RETRY_AFTER_S, EXPORT_STALL_MS, EXPORTS_PER_NODE, EXPORTS_PER_USER, exportColumns, exportFileName, type ExportFormat } from './read/export.js';
 import { presentLog } from './present.js';
 import type { Metrics } from '../../metrics.js';
 import type { LogsService } from './service.js';
@@ -23,15 +24,6 @@ import * as S from './schemas.js';
 /** Unread live-tail output a client may have before its tail pauses (and later catches up from the database). */
 const TAIL_BUFFER_BYTES = 1024 * 1024;
 
-/**
- * Reads over a whole range or around a log (stats, facets, fields, context) one user may run at
- * once: a line of their own, beside the searches' (SEARCHES_PER_USER), so the explorer's sidebar
- * never makes the user's own page wait, and one user's counts cannot take more of the server
- * however many they send. A few more wait in line (HEAVY_READ_WAIT_MS), then 429 with Retry-After.
- */
-export const HEAVY_READS_PER_USER = 2;
-export const HEAVY_READS_WAITING_PER_USER = 4;
-export const HEAVY_READ_WAIT_MS = 10_000;
 const HEAVY_READS_NOTE = `A user runs at most ${HEAVY_READS_PER_USER} of stats, facets, fields and context at once; more wait up to ${HEAVY_READ_WAIT_MS / 1000} s and then get 429 RATE_LIMITED with Retry-After. The read stops when its client disconnects. A database too busy to answer within the budget is 503 OVERLOADED with Retry-After.`;
 
 /**
@@ -44,6 +36,15 @@ export function clientGone(reply: FastifyReply): AbortSignal {
     if (!reply.raw.writableFinished) controller.abort(new AppError('VALIDATION_ERROR', 'The client closed the connection before the answer was ready; the read was stopped.'));
   });
   return controller.signal;
+}
+
+/**
+ * Who a read is for, taken as its handler begins: its client's signal, and the time the request has
+ * already waited (its authentication's lookup, the database, other tenants' work), which the read's
+ * budget counts as spent waiting for the database. Time in the user's own line for a slot is not.
+ */
+function callerOf(reply: FastifyReply): ReadCaller {
+  return { signal: clientGone(reply), queuedMs: reply.elapsedTime };
 }
 
 declare module 'fastify' {
@@ -221,12 +222,19 @@ export function logQueryRoutes(deps: {
 }) {
   const { logs, projects, requireUser, tailHeartbeatMs } = deps;
   const now = deps.now ?? Date.now;
-  const exportSlots = createExportSlots();
-  const heavyReads = createUserSlots({ perUser: HEAVY_READS_PER_USER, waitingPerUser: HEAVY_READS_WAITING_PER_USER, waitMs: HEAVY_READ_WAIT_MS, what: 'counts and context reads' });
-  /** A slot of the user's heavy-read line for this request, given back when its answer is done or its client gone. */
-  const heavySlot = async (req: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<void> => {
-    const release = await heavyReads.acquire(req.userId, signal);
-    whenClosed(reply, release);
+  const exportSlots = logs.exportSlots;
+  /**
+   * Runs `read` in a slot of the user's heavy-read line, held until the read's work has ended (not
+   * merely its client gone: a read whose client left holds its slot until it has stopped).
+   */
+  const inHeavySlot = async <T>(req: FastifyRequest, reply: FastifyReply, read: (caller: ReadCaller) => Promise<T>): Promise<T> => {
+    const caller = callerOf(reply);
+    const release = await logs.heavyReads.acquire(req.userId, caller.signal);
+    try {
+      return await read(caller);
+    } finally {
+      release();
+    }
   };
   /** Exports being written: ended when the server closes, whether or not their clients read. */
   const exporting = new Set<Readable>();
@@ -247,10 +255,10 @@ export function logQueryRoutes(deps: {
       },
     }, async (req, reply) => {
       // One of the user's few search slots, held until the answer is written (or the client goes).
-      const signal = clientGone(reply);
-      const release = await logs.pageReads.acquire(req.userId, signal);
+      const caller = callerOf(reply);
+      const release = await logs.pageReads.acquire(req.userId, caller.signal);
       whenClosed(reply, release);
-      const page = await logs.searchPage(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor, signal);
+      const page = await logs.searchPage(req.userId, req.params.id, parseFilter(req.query), req.query.limit, req.query.cursor, caller);
       // Written a chunk at a time as the client reads it; the stored metadata goes out as it is,
       // without a parse and a re-serialisation.
       return reply.type('application/json; charset=utf-8').send(logs.pageReads.body(page) as never); // a stream: Fastify pipes it as it is
@@ -263,11 +271,7 @@ export function logQueryRoutes(deps: {
         querystring: S.StatsQuery,
         response: { 200: S.StatsResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req, reply) => {
-      const signal = clientGone(reply);
-      await heavySlot(req, reply, signal);
-      return logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval, req.query.groupBy, signal);
-    });
+    }, async (req, reply) => inHeavySlot(req, reply, (caller) => logs.stats(req.userId, req.params.id, parseFilter(req.query), req.query.interval, req.query.groupBy, caller)));
 
     r.get('/projects/:id/logs/facets', {
       schema: {
@@ -276,11 +280,7 @@ export function logQueryRoutes(deps: {
         querystring: S.FacetsQuery,
         response: { 200: S.FacetsResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req, reply) => {
-      const signal = clientGone(reply);
-      await heavySlot(req, reply, signal);
-      return logs.facets(req.userId, req.params.id, parseFilter(req.query), req.query.fields, req.query.limit, req.query.measure, signal);
-    });
+    }, async (req, reply) => inHeavySlot(req, reply, (caller) => logs.facets(req.userId, req.params.id, parseFilter(req.query), req.query.fields, req.query.limit, req.query.measure, caller)));
 
     r.get('/projects/:id/logs/fields', {
       schema: {
@@ -289,11 +289,7 @@ export function logQueryRoutes(deps: {
         querystring: S.FieldsQuery,
         response: { 200: S.FieldsResponse, ...errorResponses(400, 401, 404, 429, 503) },
       },
-    }, async (req, reply) => {
-      const signal = clientGone(reply);
-      await heavySlot(req, reply, signal);
-      return logs.fields(req.userId, req.params.id, parseFilter(req.query), signal);
-    });
+    }, async (req, reply) => inHeavySlot(req, reply, (caller) => logs.fields(req.userId, req.params.id, parseFilter(req.query), caller)));
 
     r.get('/projects/:id/logs/:logId/context', {
       schema: {
@@ -304,9 +300,7 @@ export function logQueryRoutes(deps: {
       },
     }, async (req, reply) => {
       const filter = parseFilter({ query: req.query.query });
-      const signal = clientGone(reply);
-      await heavySlot(req, reply, signal);
-      const found = await logs.context(req.userId, req.params.id, req.params.logId, req.query.before, req.query.after, filter, signal);
+      const found = await inHeavySlot(req, reply, (caller) => logs.context(req.userId, req.params.id, req.params.logId, req.query.before, req.query.after, filter, caller));
       return { before: found.before.map(presentLog), log: presentLog(found.log), after: found.after.map(presentLog) };
     });
 
@@ -318,6 +312,7 @@ export function logQueryRoutes(deps: {
         response: { 200: Type.String({ description: 'application/x-ndjson or text/csv' }), ...errorResponses(400, 401, 404, 429, 503) },
       },
     }, async (req, reply) => {
+      const caller = callerOf(reply);
       const format = req.query.format as ExportFormat;
       const raw = req.query.raw === true;
       const filter = parseFilter(req.query);
@@ -327,7 +322,6 @@ export function logQueryRoutes(deps: {
       if (release === 'user') throw new AppError('RATE_LIMITED', `You are running ${EXPORTS_PER_USER} exports already; wait for one to finish.`, { retryAfter: EXPORT_RETRY_AFTER_S });
       if (release === 'node') throw new AppError('RATE_LIMITED', `This server is running ${EXPORTS_PER_NODE} exports, its share for exports; retry after the delay in Retry-After.`, { retryAfter: EXPORT_RETRY_AFTER_S });
       whenClosed(reply, release);
-      const signal = clientGone(reply);
       // The export's authority, as requireUser verified it: it ends with the membership, the
       // project, the login (logout, revoked) or the access token, whichever ends first.
       const { userId, sessionId, tokenExpiresAt } = req;
@@ -337,7 +331,7 @@ export function logQueryRoutes(deps: {
         const [, live] = await Promise.all([projects.assertRole(userId, projectId), deps.liveSessions ? deps.liveSessions([sessionId]) : Promise.resolve(new Set([sessionId]))]);
         if (!live.has(sessionId)) throw new AppError('UNAUTHORIZED', 'The login that started this export has ended.');
       };
-      const rows = await logs.exportRows(userId, projectId, filter, { signal, stillAllowed });
+      const rows = await logs.exportRows(userId, projectId, filter, { caller, stillAllowed });
       let lastRead = Date.now();
       async function* text(): AsyncGenerator<string> {
         if (format === 'csv') yield csvHeader(columns);

@@ -17,6 +17,8 @@ import type { createSearch } from './read/search.js';
 import type { createStats } from './read/stats.js';
 import type { createFacets } from './read/facets.js';
 import type { createContext } from './read/context.js';
+import { createHeavyReads } from './read/slots.js';
+import { createExportSlots } from './read/export.js';
 import type { LogStore } from './store/index.js';
 import type { TailHub } from './live/tail.js';
 import type { createTails } from './live/tails.js';
@@ -79,6 +81,10 @@ export function createLogsService(parts: {
     searchPage: parts.search.page,
     /** The per-user line for searches (at most SEARCHES_PER_USER at once) and the page writer. */
     pageReads: parts.search.reads,
+    /** The per-user line for stats, facets, fields and context (at most HEAVY_READS_PER_USER at once). */
+    heavyReads: createHeavyReads(),
+    /** The lines for exports: EXPORTS_PER_USER per user, EXPORTS_PER_NODE on this node. */
+    exportSlots: createExportSlots(),
     stats: parts.stats.stats,
     /** Counts of a few fields' values (and their numbers' statistics) over the whole range and query. */
     facets: parts.facets.facets,

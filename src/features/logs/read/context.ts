@@ -12,11 +12,12 @@ import type { ProjectsService } from '../../projects/service.js';
 import type { LogFilter } from '../filter.js';
 import type { LogRowStored, Position } from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
-import { outOfTime, stopIfGone, waited, type LogReader, type ReadRun } from './reader.js';
+import { outOfTime, shedIfLate, stopIfGone, waited, type LogReader, type ReadCaller, type ReadRun } from './reader.js';
 import { AppError } from '../../../errors.js';
 import { formatDuration } from '../../../duration.js';
 import { encodeCursor, type createSearch } from './search.js';
 import type { PageEntry } from './page-stream.js';
+import { nextTurn } from '../turns.js';
 
 /** Logs a side may ask for. */
 export const MAX_CONTEXT = 200;
@@ -57,7 +58,9 @@ export function createContext(deps: { search: Pick<ReturnType<typeof createSearc
    */
   async function between(userId: string, projectId: string, filter: LogFilter, p: Position, bound: Position | undefined, run: ReadRun): Promise<{ rows: Key[]; overflow: boolean }> {
     // Every probe spends the one budget of the context read: past it, the read ends (it used to
-    // take a fresh budget per probe, and a few dozen probes kept a core busy for minutes).
+    // take a fresh budget per probe, and a few dozen probes kept a core busy for minutes). A turn of
+    // the event loop first, so that a client's leaving is heard between probes.
+    await nextTurn();
     stopIfGone(run);
     if (Date.now() > run.deadline) throw outOfTime(run, () => contextOutOfBudget(run));
     const windowed: LogFilter = { ...filter, from: Math.max(filter.from ?? p.ts, p.ts) };
@@ -112,12 +115,13 @@ export function createContext(deps: { search: Pick<ReturnType<typeof createSearc
 
   /**
    * The logs around a log. The whole read (the access check, the log, the side before and every
-   * probe of the side after) runs within one query budget, and stops at its next read once `signal`
-   * says the client has gone.
+   * probe of the side after) runs within one query budget, and stops at its next read once the
+   * caller's signal says the client has gone.
    */
-  async function context(userId: string, projectId: string, logIdText: string, beforeCount: number, afterCount: number, filter: LogFilter, signal?: AbortSignal): Promise<ContextResult> {
-    const run = reader.startRun(signal);
+  async function context(userId: string, projectId: string, logIdText: string, beforeCount: number, afterCount: number, filter: LogFilter, caller?: ReadCaller): Promise<ContextResult> {
+    const run = reader.startRun(caller);
     await waited(run, projects.assertRole(userId, projectId));
+    shedIfLate(run);
     const seq = seqOfLogId(logIdText);
     const [log] = seq === undefined ? [] : await reader.withBudget(() => store.inSeqRange(projectId, {}, undefined, seq, seq, 1), run);
     if (!log) throw notFound('log');

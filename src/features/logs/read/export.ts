@@ -140,6 +140,7 @@ export const EXPORT_STALL_MS = 120_000;
 export function createExportSlots(perNode = EXPORTS_PER_NODE) {
   const running = new Map<string, number>();
   let total = 0;
+  let peak = 0;
   return {
     /** A release function, or the share that is full: the user's own, or the node's. */
     take(userId: string): (() => void) | 'user' | 'node' {
@@ -148,6 +149,7 @@ export function createExportSlots(perNode = EXPORTS_PER_NODE) {
       if (total >= perNode) return 'node';
       running.set(userId, n + 1);
       total++;
+      if (total > peak) peak = total;
       let released = false;
       return () => {
         if (released) return;
@@ -158,9 +160,9 @@ export function createExportSlots(perNode = EXPORTS_PER_NODE) {
         else running.set(userId, left);
       };
     },
-    /** Exports running on this node. */
-    running(): number {
-      return total;
+    /** Exports running on this node, and the most that ever ran at once (tests check the share). */
+    stats(): { running: number; peak: number } {
+      return { running: total, peak };
     },
   };
 }

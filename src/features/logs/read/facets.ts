@@ -17,7 +17,7 @@ import { groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } fr
 import { metadataOf, resolvePath, type QueryLog } from '../query/view.js';
 import { splitFieldList } from '../query/parse.js';
 import type { createStats } from './stats.js';
-import { startRun as runOf, waited, type ReadRun } from './reader.js';
+import { shedIfLate, startRun as runOf, waited, type ReadCaller, type ReadRun } from './reader.js';
 
 /** Fields one facets request may count. */
 export const MAX_FACET_FIELDS = 20;
@@ -133,7 +133,7 @@ export function createFacets(deps: {
 }) {
   const { eachMatching, config, now, projects } = deps;
   /** A read's run of the query budget from now. */
-  const startRun = (signal?: AbortSignal): ReadRun => runOf(config.queryBudgetMs, signal);
+  const startRun = (caller?: ReadCaller): ReadRun => runOf(config.queryBudgetMs, caller);
   const outOfBudget = () => new AppError('VALIDATION_ERROR', `Counting did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
 
   /** The stats default: the last 24 hours when the range is open. */
@@ -142,7 +142,7 @@ export function createFacets(deps: {
     return { ...filter, from: filter.from ?? to - 86_400_000, to };
   }
 
-  async function facets(userId: string, projectId: string, filter: LogFilter, fieldList: string, limit: number, measure: string | undefined, signal?: AbortSignal): Promise<FacetsResult> {
+  async function facets(userId: string, projectId: string, filter: LogFilter, fieldList: string, limit: number, measure: string | undefined, caller?: ReadCaller): Promise<FacetsResult> {
     const texts = splitFieldList(fieldList);
     if (texts.length === 0) throw validationError('querystring:/fields', 'must name at least one field: level, source or a metadata path such as @res.statusCode');
     if (texts.length > MAX_FACET_FIELDS) throw validationError('querystring:/fields', `must name at most ${MAX_FACET_FIELDS} fields`);
@@ -164,8 +164,9 @@ export function createFacets(deps: {
       }
       if (measured.field.kind !== 'meta') throw validationError('querystring:/measure', 'must be a metadata path such as @duration');
     }
-    const run = startRun(signal);
+    const run = startRun(caller);
     await waited(run, projects.assertRole(userId, projectId));
+    shedIfLate(run);
     const range = ranged(filter);
     let total = 0;
     const counts = fields.map(() => new Map<string, number>());
@@ -206,7 +207,7 @@ export function createFacets(deps: {
         return { field: field.text, values: top.map(([value, count]) => ({ value, count })), other, none: byName.get(NONE_GROUP) ?? 0, numeric: numbers[i]!.summary() };
       }),
     };
-    if (measured) await measureTop(projectId, range, fields, answer, measured, startRun(signal));
+    if (measured) await measureTop(projectId, range, fields, answer, measured, startRun({ signal: caller?.signal }));
     return answer;
   }
 
@@ -244,9 +245,10 @@ export function createFacets(deps: {
   }
 
   /** The fields the selected logs hold: level and source, and every metadata leaf's path, most common first. */
-  async function fields(userId: string, projectId: string, filter: LogFilter, signal?: AbortSignal): Promise<FieldsResult> {
-    const run = startRun(signal);
+  async function fields(userId: string, projectId: string, filter: LogFilter, caller?: ReadCaller): Promise<FieldsResult> {
+    const run = startRun(caller);
     await waited(run, projects.assertRole(userId, projectId));
+    shedIfLate(run);
     let total = 0;
     let withSource = 0;
     const paths = new Map<string, number>();

@@ -33,9 +33,30 @@ export interface ReadRun {
   reads: number;
 }
 
-/** A read's run, its budget starting now. */
-export function startRun(budgetMs: number, signal?: AbortSignal, now = Date.now()): ReadRun {
-  return { budgetMs, deadline: now + budgetMs, waitedMs: 0, signal, reads: 0 };
+/** Who a read is for: its client's signal, and how long the request waited before its handler ran. */
+export interface ReadCaller {
+  /** Aborts when the client has gone. */
+  signal?: AbortSignal;
+  /**
+   * Milliseconds the request waited before the read began (its authentication's database lookup,
+   * other tenants' work ahead of it): spent from the budget, and counted as waiting for the database.
+   */
+  queuedMs?: number;
+}
+
+/** A read's run, its budget starting when its request did (`queuedMs` ago). */
+export function startRun(budgetMs: number, caller: ReadCaller = {}, now = Date.now()): ReadRun {
+  const queued = Math.max(0, caller.queuedMs ?? 0);
+  return { budgetMs, deadline: now - queued + budgetMs, waitedMs: queued, signal: caller.signal, reads: 0 };
+}
+
+/**
+ * Sheds a read that spent its whole budget waiting before it could do its own work (the
+ * database, or other tenants' work on it, was slow): 503 OVERLOADED with Retry-After, rather than
+ * a 400 for a query that never had its time, or a partial answer.
+ */
+export function shedIfLate(run: ReadRun | undefined): void {
+  if (run && Date.now() > run.deadline && run.waitedMs * 2 >= run.budgetMs) throw overloaded();
 }
 
 /** Waits for `work` (an access check, a read), counting the time as the run's wait for the database. */
@@ -102,12 +123,17 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'isRetryable
       }
     },
     /**
-     * The store's reads of the skip index for one run: each counted as its wait for the database,
-     * and none made once its client has gone (a search through the index stops at its next read).
+     * The store's reads of the skip index for one run: each after a turn of the event loop, counted
+     * as its wait for the database, and none made once its client has gone (a search through the
+     * index stops at its next read).
      */
     measured(run: ReadRun | undefined): IndexReads {
       if (!run) return store;
-      const each = <A extends unknown[], R>(read: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+      const each = <A extends unknown[], R>(read: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+        // A turn of the event loop first: on SQLite a read resolves without waiting for I/O, and a
+        // search through the index would otherwise run read after read without ever letting the
+        // news of its client's leaving (or anyone else's request) in.
+        await nextTurn();
         stopIfGone(run);
         reads++;
         run.reads++;
@@ -115,9 +141,9 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'isRetryable
       };
       return { indexState: each(store.indexState), blocksInRange: each(store.blocksInRange), slicesInBlocks: each(store.slicesInBlocks), inSeqRange: each(store.inSeqRange) };
     },
-    /** A run of the query time budget from now, ended early when `signal` aborts. */
-    startRun(signal?: AbortSignal): ReadRun {
-      return startRun(config.queryBudgetMs, signal);
+    /** A run of the query time budget from the caller's start, ended early when its signal aborts. */
+    startRun(caller?: ReadCaller): ReadRun {
+      return startRun(config.queryBudgetMs, caller);
     },
     /** Reads of the store made under the budget since the start. */
     readCount(): number {

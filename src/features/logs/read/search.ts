@@ -11,7 +11,7 @@ import type { ProjectsService } from '../../projects/service.js';
 import { searchIndexed } from './block-search.js';
 import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
 import { chunksOf, createPageReads, PAGE_CHUNK_BYTES, rowTextBytes, type Page, type PageEntry } from './page-stream.js';
-import { outOfTime, stopIfGone, waited, type LogReader, type ReadRun } from './reader.js';
+import { outOfTime, shedIfLate, stopIfGone, waited, type LogReader, type ReadCaller, type ReadRun } from './reader.js';
 import { nextTurn } from '../turns.js';
 import type * as repo from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
@@ -46,8 +46,8 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
    * Newest first, keyset-paginated: the page's keys, with the rows of its first chunk read. A
    * pattern or query is decided in the app, a chunk of rows at a time, within the time budget.
    */
-  async function page(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined, signal?: AbortSignal): Promise<Page> {
-    const found = await find(userId, projectId, filter, limit, cursor, reader.startRun(signal));
+  async function page(userId: string, projectId: string, filter: LogFilter, limit: number, cursor: string | undefined, caller?: ReadCaller): Promise<Page> {
+    const found = await find(userId, projectId, filter, limit, cursor, reader.startRun(caller));
     const out: Page = { projectId, entries: found.data, nextCursor: found.nextCursor };
     await reads.fill(out);
     return out;
@@ -86,6 +86,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
       const last = page[page.length - 1];
       return { data: page, nextCursor: keys.length > limit && last ? encodeCursor({ ts: last.ts, seq: last.seq }) : null };
     };
+    shedIfLate(run);
     if (!decidedInApp(filter)) {
       // Nothing for the index to probe. The ownership check and the page are read together; a
       // stranger's page is never answered.
@@ -95,6 +96,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
     }
     await waited(run, projects.assertRole(userId, projectId));
     stopIfGone(run);
+    shedIfLate(run);
     // The budget runs from the read's start: time the access check waited for the database counts.
     const { deadline } = run;
     // A query, a pattern, or a legacy substring (the words wholly inside it) may rule blocks out.
@@ -164,9 +166,10 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
    * the project, the login and the token) is checked before every chunk is read, and throws when
    * any has ended; nothing is read once `signal` (the client gone) has aborted.
    */
-  async function exportRows(userId: string, projectId: string, filter: LogFilter, options: { signal?: AbortSignal; stillAllowed?: () => Promise<void> } = {}): Promise<AsyncGenerator<repo.LogRowStored[]>> {
-    const { signal, stillAllowed } = options;
-    const first = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, undefined, reader.startRun(signal));
+  async function exportRows(userId: string, projectId: string, filter: LogFilter, options: { caller?: ReadCaller; stillAllowed?: () => Promise<void> } = {}): Promise<AsyncGenerator<repo.LogRowStored[]>> {
+    const { caller, stillAllowed } = options;
+    const signal = caller?.signal;
+    const first = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, undefined, reader.startRun(caller));
     async function* rows(): AsyncGenerator<repo.LogRowStored[]> {
       let found = first;
       for (;;) {
@@ -188,7 +191,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
           await nextTurn();
         }
         if (found.nextCursor === null) return;
-        found = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, found.nextCursor, reader.startRun(signal));
+        found = await find(userId, projectId, filter, EXPORT_PAGE_KEYS, found.nextCursor, reader.startRun({ signal }));
       }
     }
     return rows();

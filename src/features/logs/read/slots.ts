@@ -21,6 +21,21 @@ export interface UserSlotsOptions {
 
 export type UserSlots = ReturnType<typeof createUserSlots>;
 
+/**
+ * Reads over a whole range or around a log (stats, facets, fields, context) one user may run at
+ * once: a line of their own, beside the searches' (SEARCHES_PER_USER), so the explorer's sidebar
+ * never makes the user's own page wait, and one user's counts cannot take more of the server
+ * however many they send. A few more wait in line (HEAVY_READ_WAIT_MS), then 429 with Retry-After.
+ */
+export const HEAVY_READS_PER_USER = 2;
+export const HEAVY_READS_WAITING_PER_USER = 4;
+export const HEAVY_READ_WAIT_MS = 10_000;
+
+/** The per-user line for stats, facets, fields and context. */
+export function createHeavyReads(): UserSlots {
+  return createUserSlots({ perUser: HEAVY_READS_PER_USER, waitingPerUser: HEAVY_READS_WAITING_PER_USER, waitMs: HEAVY_READ_WAIT_MS, what: 'counts and context reads' });
+}
+
 export function createUserSlots(options: UserSlotsOptions) {
   const { perUser, waitingPerUser, waitMs, what } = options;
   const running = new Map<string, number>();

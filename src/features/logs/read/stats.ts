@@ -12,7 +12,7 @@ import { decidedInApp, matchAll, type LogFilter } from '../filter.js';
 import { LEVELS } from '../levels.js';
 import { groupName, groupNames, NONE_GROUP, OTHER_GROUP, parseGroupBy, type GroupField } from '../query/index.js';
 import { SLICE_MS } from '../regex-runner.js';
-import { outOfTime, PATTERN_CHUNK, stopIfGone, waited, type LogReader, type ReadRun } from './reader.js';
+import { outOfTime, PATTERN_CHUNK, shedIfLate, stopIfGone, waited, type LogReader, type ReadCaller, type ReadRun } from './reader.js';
 import type * as repo from '../store/repository.js';
 import type { LogStore } from '../store/index.js';
 
@@ -47,10 +47,11 @@ export function createStats(deps: {
 }) {
   const { store, reader, config, now, projects } = deps;
 
-  async function stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined, groupBy?: string, signal?: AbortSignal): Promise<StatsResult> {
+  async function stats(userId: string, projectId: string, filter: LogFilter, interval: string | undefined, groupBy?: string, caller?: ReadCaller): Promise<StatsResult> {
     const group = groupBy !== undefined && groupBy.trim() !== '' ? parseGroupBy(groupBy) : undefined;
-    const run = reader.startRun(signal);
+    const run = reader.startRun(caller);
     await waited(run, projects.assertRole(userId, projectId));
+    shedIfLate(run);
     const to = filter.to ?? now();
     const from = filter.from ?? to - 86_400_000;
     const span = Math.max(1, to - from);
@@ -111,6 +112,7 @@ export function createStats(deps: {
     const { deadline } = run;
     const outOfBudget = () => outOfTime(run, ownOutOfBudget);
     stopIfGone(run);
+    shedIfLate(run);
     // A needle's count reads only the blocks that may hold it.
     if (decidedInApp(filter) && reader.index.enabled) {
       // The index hands over matching logs without a pause; a costly visit (a metadata parse each)
