@@ -372,7 +372,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       }
       touched.add(s);
     }
-    if (b.messages === 0 && b.items.length === 0 && !b.busy) backlogs.delete(b.key);
+    if (b.messages === 0 && b.items.length === 0 && !b.busy && backlogs.get(b.key) === b) backlogs.delete(b.key);
     checkFull(b);
     for (const s of touched) reconsider(s);
   }
@@ -523,7 +523,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
           log.error({ err }, 'syslog batch failed');
         } finally {
           b.busy = false;
-          if (b.messages === 0 && b.items.length === 0) backlogs.delete(b.key);
+          if (b.messages === 0 && b.items.length === 0 && backlogs.get(b.key) === b) backlogs.delete(b.key);
         }
       }),
     );
