@@ -57,7 +57,7 @@ export function createMetrics(sources: { queuedLogs: () => number; openTails: ()
   const syslogMessages = new client.Counter({ name: 'loglane_syslog_messages_total', help: 'Syslog messages received, by transport (tcp, udp, tls).', labelNames: ['transport'] as const, registers: [registry] });
   const syslogRejected = new client.Counter({
     name: 'loglane_syslog_rejected_total',
-    help: 'Syslog messages not stored, by reason: no_key (none in the message and no SYSLOG_DEFAULT_KEY), bad_key, refused (the log failed its checks), dropped (UDP over the plan rate or the server overloaded).',
+    help: 'Syslog messages not stored, by reason: no_key (none in the message and no SYSLOG_DEFAULT_KEY), bad_key, bad_key_element (a loglane element that does not read as one), refused (the log failed its checks), dropped (UDP over the plan rate or a bound, the server overloaded or stopping, or left by a closed connection past its wait), address_rate (datagrams over one address\'s rate, dropped before they are read).',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
