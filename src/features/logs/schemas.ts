@@ -45,7 +45,7 @@ const filterFields = {
   to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; inclusive' })),
   level: Type.Optional(Type.String({ maxLength: 100, description: 'One level or a comma-separated list' })),
   source: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000]*$' })),
-  q: Type.Optional(Type.String({ maxLength: 500, pattern: '^[^\\u0000]*$', description: 'Case-insensitive substring of the message' })),
+  q: Type.Optional(Type.String({ maxLength: 500, pattern: '^[^\\u0000]*$', description: 'Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters.' })),
   query: Type.Optional(
     Type.String({
       maxLength: 2000,
