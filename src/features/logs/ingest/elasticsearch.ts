@@ -1,7 +1,9 @@
 /**
  * The Elasticsearch bulk API's body and answer (docs/integrations.md, "Elasticsearch bulk"), with
- * no HTTP and no storage: the routes (elasticsearch-routes.ts) read the body with `parseBulk`, store
- * the documents through the ingest path, and answer with `bulkAnswer`.
+ * no HTTP and no storage: the routes (elasticsearch-routes.ts) split the body into its actions with
+ * `splitBulk` (every action, whatever its kind, counts against the 10,000-item cap), charge them
+ * to the plan's rate, read the documents with `readDocuments`, store them through the ingest path,
+ * and answer with `bulkAnswer` (bounded per item, so never more than the cap allows).
  *
  * A bulk body is NDJSON: an action line (`{"index": {...}}`, `create`, `update`, `delete`), then
  * for every action but `delete` a document line. `index` and `create` store their document;
