@@ -8,7 +8,7 @@ import { isValidEmail, normaliseEmail } from '../src/features/accounts/email-add
 import { periodEnd } from '../src/features/plans/plans.js';
 import { translateError } from '../src/http/errors.js';
 import { AppError } from '../src/errors.js';
-import { decryptApiKey, encryptApiKey, generateApiKey, isWellFormedApiKey, maskApiKey } from '../src/features/projects/api-keys.js';
+import { apiKeyFormat, decryptApiKey, encryptApiKey, maskApiKey } from '../src/features/projects/api-keys.js';
 import { checkLimit } from '../src/features/plans/plans.js';
 import { bucketSize, matchRules, parseChannels, parseCondition } from '../src/features/alerts/rules.js';
 import { isAllowedPushEndpoint } from '../src/features/notifications/push-origins.js';
@@ -115,23 +115,8 @@ describe('error translation', () => {
 });
 
 describe('API keys', () => {
-  it('carry the llk_ prefix, 190 bits of base62 and a checksum; 1,000 are unique and verify', () => {
-    const keys = Array.from({ length: 1000 }, generateApiKey);
-    expect(new Set(keys).size).toBe(1000);
-    for (const key of keys) {
-      expect(key).toMatch(/^llk_[0-9A-Za-z]{38}$/);
-      expect(isWellFormedApiKey(key)).toBe(true);
-    }
-  });
-  it('a changed character breaks the checksum', () => {
-    const key = generateApiKey();
-    let broken = 0;
-    for (let i = 4; i < key.length; i++) {
-      const swapped = key.slice(0, i) + (key[i] === 'Z' ? 'Y' : 'Z') + key.slice(i + 1);
-      if (!isWellFormedApiKey(swapped)) broken++;
-    }
-    expect(broken).toBe(key.length - 4);
-  });
+  // The format itself (the keyed checksum, CRC32 keys of earlier versions) is tested in test/api-keys.test.ts.
+  const generateApiKey = () => apiKeyFormat(Buffer.alloc(32, 9)).generate();
   it('masks as first 8, an ellipsis, last 4', () => {
     expect(maskApiKey('llk_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab')).toBe('llk_ABCD…89ab');
   });
