@@ -345,16 +345,20 @@ export const pushReading = { slices: 0, items: 0, mostItemsInASlice: 0 };
  * Reads a push's items in slices (PUSH_SLICE_ITEMS items or PUSH_SLICE_BYTES of the body, the first
  * at once and each after it in an event-loop turn of its own), counting every item, whatever its
  * kind, against the request's cap (413 past it) and, through `charge`, against the plan's rate
- * once its slice is read and before the next is. A stream with no entries is an item and no log.
+ * once its slice is read and before the next is: `charge(others, logs)` takes the slice's items
+ * that are no logs and checks the bucket for the logs read so far (which the ingest path takes).
+ * A stream with no entries is an item and no log.
  */
-export async function readPush(source: { protobuf: Uint8Array } | { json: { streams: unknown[] } }, charge: (items: number) => void): Promise<{ items: BodyItem[]; counted: number }> {
+export async function readPush(source: { protobuf: Uint8Array } | { json: { streams: unknown[] } }, charge: (others: number, logs: number) => void): Promise<{ items: BodyItem[]; counted: number }> {
   const units = 'protobuf' in source ? protobufUnits(source.protobuf) : jsonUnits(source.json);
   const items: BodyItem[] = [];
   let counted = 0;
+  let logs = 0;
   let done = false;
   const slice = () => {
     pushReading.slices++;
     let n = 0;
+    const logsBefore = logs;
     let bytes = 0;
     while (n < PUSH_SLICE_ITEMS && bytes < PUSH_SLICE_BYTES) {
       const next = units.next();
@@ -367,10 +371,16 @@ export async function readPush(source: { protobuf: Uint8Array } | { json: { stre
       n++;
       const u = next.value;
       bytes += u.bytes;
-      if (u.entry) items.push(entryItem(u.labels, u.labelsError, u.entry));
+      if (u.entry) {
+        const item = entryItem(u.labels, u.labelsError, u.entry);
+        items.push(item);
+        if (!('error' in item)) logs++;
+      }
     }
     pushReading.mostItemsInASlice = Math.max(pushReading.mostItemsInASlice, n);
-    charge(n);
+    // This slice's items that are no logs (streams with no entries, entries that cannot be read)
+    // take their tokens; the bucket must also hold every log read so far.
+    charge(n - (logs - logsBefore), logs);
   };
   slice();
   while (!done) await heavyWork.run(slice);

@@ -38,6 +38,15 @@ export class IngestRateLimiter {
   }
 
   /**
+   * Throws 429 RATE_LIMITED with Retry-After, as take does, unless the project's bucket holds `n`
+   * logs' worth now; takes nothing (taken and given back at once: the bucket ends as it was).
+   */
+  check(projectId: string, plan: string, n: number): void {
+    this.take(projectId, plan, n);
+    this.give(projectId, plan, n);
+  }
+
+  /**
    * Gives back `n` logs' worth taken for a request that stored fewer (logs it refused, or nothing
    * when it failed before its commit), up to the bucket's capacity.
    */
@@ -57,19 +66,18 @@ export class IngestRateLimiter {
 /**
  * A request's protocol items against its project's rate: every item counts, whatever its kind (a
  * document, a delete or update action, a stream with no entries, an entry that cannot be read), a
- * token each, taken as the items are counted and before they are read further or stored, so a
- * request of many items that are not logs costs its sender the same rate as logs would.
+ * token each, before the items are read further or stored, so a request of many items that are not
+ * logs costs its sender the rate that logs would.
  *
- * The logs among them are handed over to the ingest path, which takes a token per log itself
- * before it builds any (and gives back those it refuses): `handOver` gives their tokens back just
- * before the ingest call takes them again in the same turn, so nothing is counted twice and no
- * other request can take them in between.
+ * Items that are not logs take their tokens here. The logs among them take theirs in the ingest
+ * path, before it builds any (and get back those it refuses): here the bucket is only checked to
+ * hold them too, so a request the rate cannot take whole is refused before any of it is read.
  */
 export class ItemCharge {
   #taken = 0;
 
   constructor(
-    private readonly rate: Pick<IngestRateLimiter, 'take' | 'give'>,
+    private readonly rate: Pick<IngestRateLimiter, 'take' | 'give' | 'check'>,
     private readonly projectId: string,
     private readonly plan: string,
   ) {}
@@ -79,24 +87,22 @@ export class ItemCharge {
     return this.#taken;
   }
 
-  /** Takes a token for each of `n` more items, or gives back what the request took and throws 429 RATE_LIMITED with Retry-After. */
-  take(n: number): void {
-    if (n <= 0) return;
+  /**
+   * Takes a token for each of `others` more items that are not logs, and checks that the bucket
+   * then still holds `logs` tokens for the request's logs; else gives back what the request took
+   * and throws 429 RATE_LIMITED with Retry-After.
+   */
+  take(others: number, logs = 0): void {
     try {
-      this.rate.take(this.projectId, this.plan, n);
+      if (others > 0) {
+        this.rate.take(this.projectId, this.plan, others);
+        this.#taken += others;
+      }
+      if (logs > 0) this.rate.check(this.projectId, this.plan, logs);
     } catch (err) {
       this.refund();
       throw err;
     }
-    this.#taken += n;
-  }
-
-  /** Gives back `logs` tokens for the logs the ingest path is about to take them for; call it right before that call, with no await between. */
-  handOver(logs: number): void {
-    const n = Math.min(logs, this.#taken);
-    if (n <= 0) return;
-    this.rate.give(this.projectId, this.plan, n);
-    this.#taken -= n;
   }
 
   /** Gives back every token this request took (it stored and did nothing). */
