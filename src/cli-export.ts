@@ -22,6 +22,8 @@ export interface ExportOptions extends FilterOptions {
   since?: string;
   format?: string;
   columns?: string;
+  /** CSV: cells as they are (--raw), without the leading ' the server puts before a formula's first character. */
+  raw?: boolean;
   /** -O: a file name, or true for the name the server suggests. */
   outputFile?: string | boolean;
   progress?: boolean;
@@ -132,6 +134,7 @@ export async function exportLogs(projectRef: string, o: ExportOptions): Promise<
   if (o.columns !== undefined && format !== 'csv') throw new Error('--columns chooses the columns of a CSV export: add --format csv (NDJSON lines are whole logs).');
   // The same columns the server takes, checked before asking it (a typo fails at once).
   if (o.columns !== undefined) parseColumns(o.columns, '--columns');
+  if (o.raw && format !== 'csv') throw new Error('--raw writes CSV cells as they are: add --format csv (NDJSON lines are never changed).');
   const from = rangeStart(o);
   const { client } = await signedIn(o.server);
   const project = await resolveProject(client, projectRef);
@@ -150,7 +153,7 @@ export async function exportLogs(projectRef: string, o: ExportOptions): Promise<
     res = await requestExport(
       client.baseUrl,
       project.id,
-      { format, ...filterQuery(o), from, to: o.to, columns: o.columns === undefined ? undefined : splitFieldList(o.columns).join(',') },
+      { format, ...filterQuery(o), from, to: o.to, columns: o.columns === undefined ? undefined : splitFieldList(o.columns).join(','), raw: o.raw ? 'true' : undefined },
       controller.signal,
       () => client.accessToken,
       () => client.refresh(),

@@ -1,8 +1,9 @@
 /**
  * The logs slice as the rest of the app holds it (`services.logs`: routes, the CLI, tests). It
- * builds nothing: services.ts wires the parts (the engine's store, the ingest queue, the tail hub,
+ * builds little: services.ts wires the parts (the engine's store, the ingest queue, the tail hub,
  * the index builder, search, stats, tails, retention), and this puts them behind one object and
- * orders their start and their close.
+ * orders their start and their close. It makes the node's lines for heavy reads and exports,
+ * which the routes take slots of and tests look at.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
