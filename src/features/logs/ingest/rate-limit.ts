@@ -38,6 +38,21 @@ export class IngestRateLimiter {
   }
 
   /**
+   * Takes `n` logs' worth for work already done (items read and then refused), even past what the
+   * bucket holds: the project's later requests wait until it has refilled.
+   */
+  spend(projectId: string, plan: string, n: number): void {
+    const rate = Object.hasOwn(this.rates, plan) ? this.rates[plan]! : 0;
+    if (rate <= 0 || n <= 0) return;
+    const capacity = Math.max(rate * 2, 10_000);
+    const t = this.now();
+    const bucket = this.#buckets.get(projectId) ?? { tokens: capacity, at: t };
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((t - bucket.at) / 1000) * rate) - n;
+    bucket.at = t;
+    this.#buckets.set(projectId, bucket);
+  }
+
+  /**
    * Throws 429 RATE_LIMITED with Retry-After, as take does, unless the project's bucket holds `n`
    * logs' worth now; takes nothing (taken and given back at once: the bucket ends as it was).
    */
@@ -70,14 +85,16 @@ export class IngestRateLimiter {
  * logs costs its sender the rate that logs would.
  *
  * Items that are not logs take their tokens here. The logs among them take theirs in the ingest
- * path, before it builds any (and get back those it refuses): here the bucket is only checked to
- * hold them too, so a request the rate cannot take whole is refused before any of it is read.
+ * path, before it builds any: here the bucket is only checked to hold them too, so a request the
+ * rate cannot take whole is refused before any of it is read. Items read and then refused (a
+ * document that is not JSON, a log the checks refuse, whose token the ingest path gives back) are
+ * spent once the request is done (settle), so refused items are no free way to make work or answers.
  */
 export class ItemCharge {
   #taken = 0;
 
   constructor(
-    private readonly rate: Pick<IngestRateLimiter, 'take' | 'give' | 'check'>,
+    private readonly rate: Pick<IngestRateLimiter, 'take' | 'give' | 'check' | 'spend'>,
     private readonly projectId: string,
     private readonly plan: string,
   ) {}
@@ -103,6 +120,19 @@ export class ItemCharge {
       this.refund();
       throw err;
     }
+  }
+
+  /**
+   * Once the request is done: its items that became no stored log and took no token yet (documents
+   * that could not be read, logs the ingest path refused and gave back) are spent from the bucket,
+   * past what it holds if need be. `items` is every item of the request, `stored` the logs stored
+   * (each of which took its token in the ingest path).
+   */
+  settle(items: number, stored: number): void {
+    const owed = items - stored - this.#taken;
+    if (owed <= 0) return;
+    this.rate.spend(this.projectId, this.plan, owed);
+    this.#taken += owed;
   }
 
   /** Gives back every token this request took (it stored and did nothing). */
