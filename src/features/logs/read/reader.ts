@@ -18,15 +18,17 @@ export type LogReader = ReturnType<typeof createLogReader>;
 
 /**
  * One read of a caller (a search page, a count, a context, an export's page): when its time budget
- * ends, the time it has spent waiting for the database, and the signal that says its client has
- * gone. The budget runs from the read's start, its access check included. Running out of it is the
- * query's own fault (400) when the read spent it deciding logs, and the database's (503 OVERLOADED
- * with Retry-After) when it spent most of it waiting for reads: see ReadRun.outOfTime.
+ * ends, the time it spent waiting before it could do its own work, and the signal that says its
+ * client has gone. The budget runs from the request's arrival. Running out of it is the query's own
+ * fault (400) when the read spent it on its own work (reading and deciding logs), and the
+ * database's (503 OVERLOADED with Retry-After) when most of it went in waiting: for the request's
+ * authentication lookup and the access check, small queries that are slow only when the database
+ * is busy or locked, or other tenants' work is ahead of them. See outOfTime.
  */
 export interface ReadRun {
   readonly budgetMs: number;
   readonly deadline: number;
-  /** Milliseconds spent waiting for the database: its reads, and the access check. */
+  /** Milliseconds spent waiting before the read's own work: the request's queueing, and the access check. */
   waitedMs: number;
   readonly signal?: AbortSignal;
   /** Reads of the store this run has made (tests count what a read does after its client left). */
@@ -59,7 +61,11 @@ export function shedIfLate(run: ReadRun | undefined): void {
   if (run && Date.now() > run.deadline && run.waitedMs * 2 >= run.budgetMs) throw overloaded();
 }
 
-/** Waits for `work` (an access check, a read), counting the time as the run's wait for the database. */
+/**
+ * Waits for `work` (the access check), counting the time as the run's wait for the database. The
+ * reads of logs are not counted: their time is the query's own work (on SQLite a read is the
+ * engine reading the logs it was asked for), and a range too large to read in time stays a 400.
+ */
 export async function waited<T>(run: ReadRun | undefined, work: Promise<T>): Promise<T> {
   const started = performance.now();
   try {
@@ -107,15 +113,15 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'isRetryable
      * the store's reads of the skip index. Where the engine cancels a statement that outlives it
      * (PostgreSQL's statement_timeout) that is the client's 400: the statement's own work did not
      * fit. A database that is busy, locked or unreachable (a lock wait given up, SQLite busy, the
-     * pool's connection wait) is 503 OVERLOADED with Retry-After. With a `run`, the time is counted
-     * as its wait for the database, and a run whose client has gone reads no more.
+     * pool's connection wait) is 503 OVERLOADED with Retry-After. With a `run`, the read is counted,
+     * and a run whose client has gone reads no more.
      */
     async withBudget<T>(work: (store: IndexReads) => Promise<T>, run?: ReadRun): Promise<T> {
       stopIfGone(run);
       reads++;
       if (run) run.reads++;
       try {
-        return await waited(run, work(store));
+        return await work(store);
       } catch (err) {
         if (store.isTimeout(err)) throw new AppError('VALIDATION_ERROR', `The search did not finish within its ${formatDuration(config.queryBudgetMs)} budget; narrow the time range or add filters.`);
         if (!(err instanceof AppError) && (store.isRetryable(err) || store.isUnavailable(err))) throw overloaded();
@@ -123,9 +129,8 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'isRetryable
       }
     },
     /**
-     * The store's reads of the skip index for one run: each after a turn of the event loop, counted
-     * as its wait for the database, and none made once its client has gone (a search through the
-     * index stops at its next read).
+     * The store's reads of the skip index for one run: each after a turn of the event loop, counted,
+     * and none made once its client has gone (a search through the index stops at its next read).
      */
     measured(run: ReadRun | undefined): IndexReads {
       if (!run) return store;
@@ -137,7 +142,7 @@ export function createLogReader(store: Pick<LogStore, 'isTimeout' | 'isRetryable
         stopIfGone(run);
         reads++;
         run.reads++;
-        return waited(run, read(...args));
+        return read(...args);
       };
       return { indexState: each(store.indexState), blocksInRange: each(store.blocksInRange), slicesInBlocks: each(store.slicesInBlocks), inSeqRange: each(store.inSeqRange) };
     },

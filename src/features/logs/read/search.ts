@@ -134,7 +134,7 @@ export function createSearch(deps: { store: Pick<LogStore, 'pageKeys' | 'rowsAt'
   /** A page through the skip index, or undefined when the index would not help (then the caller scans). */
   async function searchThroughIndex(projectId: string, filter: LogFilter, position: repo.Position | undefined, limit: number, run: ReadRun): Promise<{ data: PageEntry[]; nextCursor: string | null } | undefined> {
     if (!reader.index.enabled) return undefined;
-    // Each of the index's reads is counted as the run's wait for the database (not its deciding).
+    // Each of the index's reads is counted, and none is made once the client has gone.
     const page = await reader.withBudget(() => searchIndexed(reader.measured(run), projectId, filter, reader.narrowed(filter), position, limit, run.deadline, reader.index));
     if (!page) return undefined;
     if ('outOfBudget' in page) throw outOfBudget(filter, run);

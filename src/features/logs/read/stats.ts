@@ -140,8 +140,7 @@ export function createStats(deps: {
         backlog.push(row);
         draining ??= drain();
       } : visit;
-      // Each of the index's reads counts as the run's wait for the database, and none is made once
-      // the client has gone.
+      // Each of the index's reads is counted, and none is made once the client has gone.
       const report = await reader.withBudget(() => eachIndexed(reader.measured(run), projectId, filter, reader.narrowed(filter), deadline, reader.index, onMatch));
       while (draining) await draining;
       stopIfGone(run);
