@@ -197,6 +197,7 @@ withRange(
 )
   .option('-f, --format <format>', 'ndjson (one log per line, as the API gives it) or csv', 'ndjson')
   .option('--columns <list>', 'CSV columns: a comma list of timestamp, level, source, message and @metadata.paths (default timestamp,level,source,message)')
+  .option('--raw', "CSV: write cells as they are (by default a cell beginning with =, +, -, @, a tab or a carriage return gets a leading ' so a spreadsheet does not run it)")
   .option('-O, --output-file [file]', 'write to this file instead of standard output (without a name: the name the server suggests)')
   .option('--progress', 'show progress (logs, bytes, rate) even when standard error is not a terminal')
   .option('--no-progress', 'never show progress')
