@@ -18,24 +18,65 @@ export function isIdentityEncoding(encoding: string | undefined): boolean {
   return enc === '' || enc === 'identity';
 }
 
+/** Bytes this process has inflated from request bodies: tests check that a refused inflation stopped early. */
+export const inflation = { bytes: 0 };
+
+const tooLargeDecoded = () => new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
+
 /**
  * Undoes `Content-Encoding`. Inflation stops at MAX_BODY_BYTES, so a zip bomb costs at most that
- * much memory and ends as a quick 413.
+ * much memory and ends as a quick 413. With `grew`, the body is inflated a chunk at a time and
+ * `grew` is told its size so far after each chunk (the request's claim on the in-flight bytes
+ * grows with it); when `grew` throws (429/503: the project or the server has too much in flight),
+ * inflation stops there with that error.
  */
-export async function decodeBody(raw: Buffer, encoding: string | undefined): Promise<Buffer> {
+export async function decodeBody(raw: Buffer, encoding: string | undefined, grew?: (bytes: number) => void): Promise<Buffer> {
   if (isIdentityEncoding(encoding)) return raw;
   const enc = encoding!.trim().toLowerCase();
   if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${enc}" is not supported; send gzip, deflate or no encoding.`);
   }
+  if (grew) return inflateGrowing(raw, enc, grew);
   try {
-    return await (enc === 'deflate' ? inflate : gunzip)(raw, { maxOutputLength: MAX_BODY_BYTES });
+    const body = await (enc === 'deflate' ? inflate : gunzip)(raw, { maxOutputLength: MAX_BODY_BYTES });
+    inflation.bytes += body.length;
+    return body;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
-    }
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw tooLargeDecoded();
     throw new AppError('VALIDATION_ERROR', `The body is not valid ${enc} data.`);
   }
+}
+
+function inflateGrowing(raw: Buffer, enc: string, grew: (bytes: number) => void): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const z = enc === 'deflate' ? zlib.createInflate() : zlib.createGunzip();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      z.destroy();
+      reject(err);
+    };
+    z.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      total += chunk.length;
+      inflation.bytes += chunk.length;
+      if (total > MAX_BODY_BYTES) return fail(tooLargeDecoded());
+      try {
+        grew(total);
+      } catch (err) {
+        return fail(err);
+      }
+      chunks.push(chunk);
+    });
+    z.on('error', () => fail(new AppError('VALIDATION_ERROR', `The body is not valid ${enc} data.`)));
+    z.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks, total));
+    });
+    z.end(raw);
+  });
 }
 
 /**
