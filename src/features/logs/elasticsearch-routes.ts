@@ -15,8 +15,9 @@ import type { Metrics } from '../../metrics.js';
 import type { ProjectsService } from '../projects/service.js';
 import { HEAVY_BODY_BYTES, heavyWork } from './ingest/admission.js';
 import { MAX_BODY_BYTES, type BodyItem } from './ingest/body.js';
-import { bulkAnswer, clusterInfo, errorType, parseBulk, type BulkItem, type ItemOutcome } from './ingest/elasticsearch.js';
+import { bulkAnswer, clusterInfo, errorType, readDocuments, splitBulk, type BulkItem, type ItemOutcome } from './ingest/elasticsearch.js';
 import { shipperKeyOf } from './ingest/keys.js';
+import { ItemCharge, type IngestRateLimiter } from './ingest/rate-limit.js';
 import { logId } from './present.js';
 import { countAnswers, counted, decodeInSlot, requireApiKey } from './routes.js';
 import type { LogsService } from './service.js';
@@ -33,7 +34,7 @@ const HIDDEN = { schema: { hide: true } };
 /** The bulk body is bytes the handler reads; its text is cleaned log by log (ingest/normalise.ts), not refused whole (http/text.ts). */
 const BULK = { schema: { hide: true }, config: { rawText: true } };
 
-export function elasticsearchRoutes(deps: { logs: LogsService; projects: ProjectsService; metrics: Metrics; isRetryable: (err: unknown) => boolean }) {
+export function elasticsearchRoutes(deps: { logs: LogsService; projects: ProjectsService; metrics: Metrics; ingestRate: Pick<IngestRateLimiter, 'take' | 'give' | 'check' | 'spend'>; isRetryable: (err: unknown) => boolean }) {
   const { logs, projects, metrics } = deps;
   return async function (app: FastifyInstance) {
     app.addHook('onSend', async (_request, reply, payload) => {
@@ -71,10 +72,36 @@ export function elasticsearchRoutes(deps: { logs: LogsService; projects: Project
         if (body.length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than 5 MiB once decompressed.');
         const text = body.toString('utf8');
         const pathIndex = (request.params as { index?: string }).index;
-        // A large body is read in a turn of its own, so many at once cannot stall the server.
-        const items = body.length < HEAVY_BODY_BYTES ? parseBulk(text, pathIndex) : await heavyWork.run(() => parseBulk(text, pathIndex));
-        const outcomes = await store(request, reply, items.filter((i) => i.log !== undefined));
-        return reply.type('application/json; charset=utf-8').send(bulkAnswer(items, outcomes, Math.round(performance.now() - started)));
+        const heavy = body.length >= HEAVY_BODY_BYTES;
+        // A large body is read in turns of its own, so many at once cannot stall the server.
+        const items = heavy ? await heavyWork.run(() => splitBulk(text, pathIndex)) : splitBulk(text, pathIndex);
+        // Every action is a token of the plan's rate, before any document is read or stored: the
+        // actions that are no documents take theirs now, the documents in the ingest path, and the
+        // bucket must hold them all.
+        const charge = new ItemCharge(deps.ingestRate, request.projectId, request.plan);
+        const documents = items.filter((i) => i.document !== undefined).length;
+        let outcomes: Map<BulkItem, ItemOutcome>;
+        try {
+          charge.take(items.length - documents, documents);
+          if (heavy) await heavyWork.run(() => readDocuments(items));
+          else readDocuments(items);
+          outcomes = await store(request, reply, items.filter((i) => i.log !== undefined));
+          // Documents read and refused cost their tokens too, unless the whole batch was refused
+          // for the rate or the server's load (429 each: nothing was done for them).
+          const values = [...outcomes.values()];
+          if (!values.some((o) => 'status' in o && o.status === 429)) charge.settle(items.length, values.filter((o) => 'id' in o).length);
+        } catch (err) {
+          // Over the rate: a body of documents gets a 429 per item, which the clients retry; one of
+          // actions alone (nothing a client could store by retrying) a 429 for the request, whose
+          // answer is a few bytes whatever the body held.
+          if (!(err instanceof AppError) || err.code !== 'RATE_LIMITED' || documents === 0) throw err;
+          if (err.retryAfter !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfter))));
+          outcomes = new Map(items.map((item) => [item, { status: 429, type: 'es_rejected_execution_exception', reason: err.message }]));
+        }
+        const answer = bulkAnswer(items, outcomes, Math.round(performance.now() - started));
+        // The answer is held until the client reads it: counted in the request's in-flight claim.
+        request.admitted?.hold(Buffer.byteLength(answer));
+        return reply.type('application/json; charset=utf-8').send(answer);
       };
       for (const url of ['/_bulk', '/:index/_bulk']) {
         bulk.post(url, BULK, handler);
