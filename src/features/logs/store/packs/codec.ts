@@ -1,17 +1,22 @@
 /**
  * The codec a pack's body is compressed with, named by one byte in the pack's header so that packs
  * written with one codec stay readable after the default changes. Compression runs on libuv's
- * thread pool (zlib's asynchronous calls), never on the event loop; decompression of one pack
- * (~1.6 MB of logs) takes a few milliseconds and runs where the read needs it.
+ * thread pool (zlib's asynchronous calls), never on the event loop. So does decompression for
+ * reads (`unpackSliced`): a pack of realistic logs is ~1.6 MB of text, a few milliseconds' work, but
+ * one of a tenant's large logs may be 32 MiB, which brotli takes 40 to 300 ms to give back (and it
+ * may come from a pack of a few KB); its decoding then goes a slice per turn (format.ts).
  */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { decodeBody, encodeBody, header, readHeader, type PackedLog } from './format.js';
+import { decodeBody, decodeBodySliced, encodeBody, header, readHeader, type PackedLog } from './format.js';
 
 export const CODEC_NONE = 0;
 export const CODEC_BROTLI = 1;
 
 const brotliCompress = promisify(zlib.brotliCompress);
+const brotliDecompress = promisify(zlib.brotliDecompress);
+/** Output a decompression hands over at a time, from the thread pool: few hand-overs for a large pack. */
+const DECOMPRESS_CHUNK = 256 * 1024;
 const brotliOptions = (size: number): zlib.BrotliOptions => ({
   params: {
     [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
@@ -39,7 +44,23 @@ export function packSync(logs: readonly PackedLog[]): Buffer {
   return Buffer.concat([header(CODEC_BROTLI, body.length), zlib.brotliCompressSync(body, brotliOptions(body.length))]);
 }
 
-/** The logs of a pack, in the order they were packed. */
+/**
+ * The logs of a pack, in the order they were packed, with the event loop free meanwhile: the body
+ * decompressed on libuv's thread pool, then decoded a bounded slice per turn (format.ts
+ * decodeBodySliced). What reads use.
+ */
+export async function unpackSliced(bytes: Uint8Array): Promise<PackedLog[]> {
+  const { codec, rawLength, bodyAt } = readHeader(bytes);
+  const compressed = bytes.subarray(bodyAt);
+  let body: Uint8Array;
+  if (codec === CODEC_NONE) body = compressed;
+  else if (codec === CODEC_BROTLI) body = await brotliDecompress(compressed, { maxOutputLength: Math.max(1, rawLength), chunkSize: DECOMPRESS_CHUNK });
+  else throw new Error(`pack: unknown codec ${codec}`);
+  if (body.length !== rawLength) throw new Error('pack: body length differs from its header');
+  return decodeBodySliced(body);
+}
+
+/** The logs of a pack, in the order they were packed, in one go: for a thread of its own (the SQLite writer) and retention's rewrite. */
 export function unpack(bytes: Uint8Array): PackedLog[] {
   const { codec, rawLength, bodyAt } = readHeader(bytes);
   const compressed = bytes.subarray(bodyAt);

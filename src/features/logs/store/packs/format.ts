@@ -9,9 +9,16 @@
  * Layout: byte FORMAT, byte codec (codec.ts), varint length of the raw body, then the body as the
  * codec left it. This module is pure (no database, no codec): the caller compresses `encodeBody`'s
  * bytes and decompresses before `decodeBody`.
+ *
+ * A pack may hold 32 MiB of text (packs/read.ts PACK_BYTES_PER_LOG): decoded in one go, that is a
+ * few hundred milliseconds in which the event loop answers nobody. So decoding is a sequence of
+ * steps of at most DECODE_STEP_BYTES of the body each (`decodeSteps`): `decodeBody` runs them in
+ * one go (for threads of their own), `decodeBodySliced` a slice of at most DECODE_SLICE_BYTES per
+ * turn of the event loop (for reads).
  */
 
 import type { LogsTable } from '../../../../db/types.js';
+import { nextTurn } from '../../turns.js';
 
 /** A log as a pack holds it: a stored row without its project (the pack's). */
 export type PackedLog = Omit<LogsTable, 'project_id'>;
@@ -98,7 +105,17 @@ class Reader {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+
+/** Bytes of a pack's body one step of its decoding reads at most (a piece of a text column, say). */
+export const DECODE_STEP_BYTES = 64 * 1024;
+/** Bytes of a pack's body decoded per turn of the event loop at most, by decodeBodySliced (a few milliseconds' work). */
+export const DECODE_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * A decoding in steps: each yields the bytes of the body it is about to read (at most
+ * DECODE_STEP_BYTES), then reads them when resumed; the logs are its return value.
+ */
+type Steps<T> = Generator<number, T, void>;
 
 /**
  * Texts as a column: every length (in UTF-16 units, +1 when `nullable` so that 0 is null), then
@@ -112,21 +129,33 @@ function writeTexts(out: Writer, texts: readonly (string | null)[], nullable: bo
   out.raw(run);
 }
 
-function readTexts(input: Reader, n: number, nullable: boolean): (string | null)[] {
+function* readTexts(input: Reader, n: number, nullable: boolean): Steps<(string | null)[]> {
+  yield n;
   const lengths: number[] = [];
   for (let i = 0; i < n; i++) lengths.push(input.uint());
-  const run = decoder.decode(input.take(input.uint()));
-  const out: (string | null)[] = [];
+  const run = input.take(input.uint());
+  // The run is decoded a step at a time, as the texts need it; a character split between two steps
+  // is held by the decoder until its last byte comes. A text starting with U+FEFF keeps it (the
+  // decoder would otherwise take it for a byte-order mark at the start of the run).
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   let at = 0;
+  let pending = '';
+  const out: (string | null)[] = [];
   for (const len of lengths) {
     if (nullable && len === 0) {
       out.push(null);
       continue;
     }
     const size = nullable ? len - 1 : len;
-    if (at + size > run.length) throw new Error('pack: text column short');
-    out.push(run.slice(at, at + size));
-    at += size;
+    while (pending.length < size) {
+      if (at >= run.length) throw new Error('pack: text column short');
+      const end = Math.min(run.length, at + DECODE_STEP_BYTES);
+      yield end - at;
+      pending += decoder.decode(run.subarray(at, end), { stream: end < run.length });
+      at = end;
+    }
+    out.push(pending.slice(0, size));
+    pending = pending.slice(size);
   }
   return out;
 }
@@ -398,26 +427,37 @@ class MetadataColumns {
 class MetadataReader {
   private readonly templates: { parts: (string | number)[]; columns: number[] }[] = [];
   private readonly shapeOf: number[] = [];
-  private readonly whole: string[];
+  private whole: string[] = [];
   private wholeAt = 0;
   private readonly columns: { values: string[]; at: number }[] = [];
   private log = 0;
 
-  constructor(input: Reader, n: number) {
-    const shapes = readTexts(input, input.uint(), false) as string[];
+  /** The reader of the metadata of `n` logs at `input`, read in steps. */
+  static *read(input: Reader, n: number): Steps<MetadataReader> {
+    const reader = new MetadataReader();
+    const shapes = (yield* readTexts(input, input.uint(), false)) as string[];
     const paths = new Map<string, number>();
     for (const shape of shapes) {
+      yield shape.length;
       const t = templateOf(shape);
       const columns = t.paths.map((path) => {
         let column = paths.get(path);
         if (column === undefined) paths.set(path, (column = paths.size));
         return column;
       });
-      this.templates.push({ parts: t.parts, columns });
+      reader.templates.push({ parts: t.parts, columns });
     }
-    for (let i = 0; i < n; i++) this.shapeOf.push(input.uint());
-    this.whole = readTexts(input, input.uint(), false) as string[];
-    for (let i = 0; i < paths.size; i++) this.columns.push({ values: readTexts(input, input.uint(), false) as string[], at: 0 });
+    yield n;
+    for (let i = 0; i < n; i++) reader.shapeOf.push(input.uint());
+    reader.whole = (yield* readTexts(input, input.uint(), false)) as string[];
+    for (let i = 0; i < paths.size; i++) reader.columns.push({ values: (yield* readTexts(input, input.uint(), false)) as string[], at: 0 });
+    return reader;
+  }
+
+  /** The parts the next log's metadata text is made of (the work of `next`). */
+  partsOfNext(): number {
+    const id = this.shapeOf[this.log];
+    return id === undefined || id < 2 ? 1 : (this.templates[id - 2]?.parts.length ?? 1);
   }
 
   next(): string | null {
@@ -476,11 +516,17 @@ export function encodeBody(logs: readonly PackedLog[]): Uint8Array {
   return out.done();
 }
 
-/** The logs of a pack's body, in the order they were encoded. */
-export function decodeBody(body: Uint8Array): PackedLog[] {
+/**
+ * The logs of a pack's body in steps. Each step is bounded by the bytes of the body it reads (a
+ * column of n numbers counts n), except the last, which puts the logs together: a text per log made
+ * of its parts, counted as one byte a part (no text is copied there; the parts are joined where the
+ * text is first read whole).
+ */
+function* decodeSteps(body: Uint8Array): Steps<PackedLog[]> {
   const input = new Reader(body);
   const n = input.uint();
   if (n > body.length) throw new Error('pack: bad count');
+  yield 3 * n;
   const seqs: number[] = [];
   let prev = 0;
   for (let i = 0; i < n; i++) seqs.push((prev += input.int()));
@@ -490,19 +536,78 @@ export function decodeBody(body: Uint8Array): PackedLog[] {
   const received: number[] = [];
   for (let i = 0; i < n; i++) received.push(tss[i]! + input.int());
   const levels = input.take(n);
-  const sourceNames = readTexts(input, input.uint(), false) as string[];
+  const sourceNames = (yield* readTexts(input, input.uint(), false)) as string[];
+  yield n;
   const sourceOf: (string | null)[] = [];
   for (let i = 0; i < n; i++) {
     const id = input.uint();
     sourceOf.push(id === 0 ? null : (sourceNames[id - 1] ?? null));
   }
-  const messages = readTexts(input, n, false) as string[];
-  const metadata = new MetadataReader(input, n);
+  const messages = (yield* readTexts(input, n, false)) as string[];
+  const metadata = yield* MetadataReader.read(input, n);
   const out: PackedLog[] = [];
   for (let i = 0; i < n; i++) {
+    yield metadata.partsOfNext();
     out.push({ seq: seqs[i]!, ts: tss[i]!, received_at: received[i]!, level: levels[i]!, source: sourceOf[i]!, message: messages[i]!, metadata: metadata.next() });
   }
   return out;
+}
+
+/** What pack decodings have done in this process: turns of the event loop and the most bytes decoded in one (tests check the bound). */
+export interface DecodeStats {
+  /** Bodies decoded. */
+  packs: number;
+  /** Turns of the event loop they took, together. */
+  turns: number;
+  /** The most bytes of a body decoded in one turn. */
+  maxTurnBytes: number;
+}
+
+const stats: DecodeStats = { packs: 0, turns: 0, maxTurnBytes: 0 };
+
+export const decodeStats = (): DecodeStats => ({ ...stats });
+
+function countTurn(bytes: number): void {
+  stats.turns++;
+  stats.maxTurnBytes = Math.max(stats.maxTurnBytes, bytes);
+}
+
+/** The logs of a pack's body, in the order they were encoded: in one go, on the calling thread. */
+export function decodeBody(body: Uint8Array): PackedLog[] {
+  const steps = decodeSteps(body);
+  let bytes = 0;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      stats.packs++;
+      countTurn(bytes);
+      return step.value;
+    }
+    bytes += step.value;
+  }
+}
+
+/**
+ * decodeBody, in slices of at most `sliceBytes` of the body (one step more when a single step is
+ * larger), with a turn of the event loop between two: what waits for I/O runs in between.
+ */
+export async function decodeBodySliced(body: Uint8Array, sliceBytes = DECODE_SLICE_BYTES): Promise<PackedLog[]> {
+  const steps = decodeSteps(body);
+  let bytes = 0;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      stats.packs++;
+      countTurn(bytes);
+      return step.value;
+    }
+    if (bytes > 0 && bytes + step.value > sliceBytes) {
+      countTurn(bytes);
+      await nextTurn();
+      bytes = 0;
+    }
+    bytes += step.value;
+  }
 }
 
 /** A pack's header, before the compressed body. */

@@ -12,7 +12,7 @@
  */
 import type { Executor, LogsTable } from '../../../../db/types.js';
 import type { BlockSpan } from '../blocks/rows.js';
-import { unpack } from './codec.js';
+import { unpackSliced } from './codec.js';
 import type { PackedLog } from './format.js';
 import type { LogSql } from '../sql.js';
 import type { BlockTimes } from './statements.js';
@@ -155,8 +155,17 @@ export async function blockRows(db: Executor, projectId: string, first: number, 
 const CACHE_BYTES = 64 * 1024 * 1024;
 const cache = new Map<string, { rows: LogsTable[]; bytes: number }>();
 let cachedBytes = 0;
+/**
+ * Packs being decoded, by the same key: reads that want a pack another read is decoding wait for
+ * that decoding instead of making their own (four pages over the same packs decode each once).
+ */
+const decoding = new Map<string, Promise<LogsTable[]>>();
 
-/** A pack's logs as stored rows, in seq order; empty when the pack is gone (its logs deleted since). */
+/**
+ * A pack's logs as stored rows, in seq order; empty when the pack is gone (its logs deleted since).
+ * A pack not in the cache is decompressed off the event loop and decoded a bounded slice per turn
+ * (codec.ts unpackSliced): a pack may hold 32 MiB of a tenant's text.
+ */
 export async function packRows(db: Executor, projectId: string, span: PackSpan): Promise<LogsTable[]> {
   // The key names the pack's content: a pack rewritten by retention has other logs or bytes.
   const key = `${projectId}\u0000${span.firstSeq}\u0000${span.logs}\u0000${span.bytes}`;
@@ -166,9 +175,18 @@ export async function packRows(db: Executor, projectId: string, span: PackSpan):
     cache.set(key, hit);
     return hit.rows;
   }
+  let pending = decoding.get(key);
+  if (!pending) {
+    pending = decodePack(db, projectId, span, key).finally(() => decoding.delete(key));
+    decoding.set(key, pending);
+  }
+  return pending;
+}
+
+async function decodePack(db: Executor, projectId: string, span: PackSpan, key: string): Promise<LogsTable[]> {
   const row = await db.selectFrom('log_packs').select('data').where('project_id', '=', projectId).where('first_seq', '=', span.firstSeq).executeTakeFirst();
   if (!row) return [];
-  const rows = unpack(row.data).map((l) => ({ project_id: projectId, ...l }) as LogsTable);
+  const rows = (await unpackSliced(row.data)).map((l) => ({ project_id: projectId, ...l }) as LogsTable);
   rows.sort((a, b) => a.seq - b.seq);
   let bytes = 0;
   for (const r of rows) bytes += r.message.length + (r.metadata?.length ?? 0) + 100;
