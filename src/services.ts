@@ -85,6 +85,9 @@ export function createServices(deps: { config: Config; database: Database; secre
     log,
   });
   const reader = createLogReader(store, config);
+  // The plan's ingest rate, per project: taken by the ingest path for logs, and by the shipper
+  // routes for their protocol items that are not logs (delete actions, empty streams).
+  const ingestRate = new IngestRateLimiter(config.ingestRates, now);
   const search = createSearch({ store, reader, config, projects });
   const stats = createStats({ store, reader, config, now, projects });
   const logs = createLogsService({
@@ -97,7 +100,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     reader,
     indexBuilder: createIndexBuilder(store, { blockLogs: config.indexBlockLogs, intervalMs: config.indexIntervalMs, log }),
     compactor: createCompactor(store, { compactAfterMs: config.compactAfterMs ?? 0, intervalMs: config.indexIntervalMs, now, log }),
-    ingest: createIngest({ db, queue, limiter: new IngestRateLimiter(config.ingestRates, now), now }),
+    ingest: createIngest({ db, queue, limiter: ingestRate, now }),
     search,
     stats,
     facets: createFacets({ eachMatching: stats.eachMatching, config, now, projects }),
@@ -167,6 +170,7 @@ export function createServices(deps: { config: Config; database: Database; secre
     projects,
     members,
     logs,
+    ingestRate,
     alerts,
     destinations,
     views,

@@ -92,7 +92,11 @@ export async function decodeInSlot(request: FastifyRequest, raw: Buffer): Promis
   else {
     const release = await inflations.acquire();
     try {
-      body = await decodeBody(raw, encoding);
+      // The claim grows with the body while it is inflated: past the project's or the server's
+      // share (429/503) inflation stops there, not at 5 MiB.
+      body = await decodeBody(raw, encoding, (bytes) => {
+        if (bytes > (request.admitted?.bytes ?? bytes)) request.admitted?.resize(bytes);
+      });
     } finally {
       release();
     }
