@@ -508,7 +508,7 @@ export interface paths {
         };
         /**
          * Log counts per time bucket and level, for charts
-         * @description Default range: the last 24 hours. Buckets start at multiples of the interval since the epoch; empty buckets are included.
+         * @description Default range: the last 24 hours. Buckets start at multiples of the interval since the epoch; empty buckets are included. A user runs at most 2 of stats, facets, fields and context at once; more wait up to 10 s and then get 429 RATE_LIMITED with Retry-After. The read stops when its client disconnects. A database too busy to answer within the budget is 503 OVERLOADED with Retry-After.
          */
         get: operations["logStats"];
         put?: never;
@@ -528,7 +528,7 @@ export interface paths {
         };
         /**
          * Counts of fields' values over the whole range and query
-         * @description For each field, the `limit` most frequent values (ties by name; the same names and counts stats' groupBy gives), the logs with another value (`other`) and without the field (`none`), and the statistics of its numbers (JSON numbers only; percentiles from a uniform sample of 10,000 past that many). With `measure`, each named value also gets p50 and p95 of that numeric path among its logs. Default range: the last 24 hours. Counted in the app within QUERY_TIME_BUDGET.
+         * @description For each field, the `limit` most frequent values (ties by name; the same names and counts stats' groupBy gives), the logs with another value (`other`) and without the field (`none`), and the statistics of its numbers (JSON numbers only; percentiles from a uniform sample of 10,000 past that many). With `measure`, each named value also gets p50 and p95 of that numeric path among its logs. Default range: the last 24 hours. Counted in the app within QUERY_TIME_BUDGET. A user runs at most 2 of stats, facets, fields and context at once; more wait up to 10 s and then get 429 RATE_LIMITED with Retry-After. The read stops when its client disconnects. A database too busy to answer within the budget is 503 OVERLOADED with Retry-After.
          */
         get: operations["logFacets"];
         put?: never;
@@ -548,7 +548,7 @@ export interface paths {
         };
         /**
          * The fields the selected logs hold, most common first
-         * @description level, source (when any log has one) and the path of every metadata leaf (`@req.url`, odd keys quoted: `@"user agent"`), with the number of logs holding each; at most 200. Default range: the last 24 hours. Read in the app within QUERY_TIME_BUDGET.
+         * @description level, source (when any log has one) and the path of every metadata leaf (`@req.url`, odd keys quoted: `@"user agent"`), with the number of logs holding each; at most 200. Default range: the last 24 hours. Read in the app within QUERY_TIME_BUDGET. A user runs at most 2 of stats, facets, fields and context at once; more wait up to 10 s and then get 429 RATE_LIMITED with Retry-After. The read stops when its client disconnects. A database too busy to answer within the budget is 503 OVERLOADED with Retry-After.
          */
         get: operations["logFields"];
         put?: never;
@@ -568,7 +568,7 @@ export interface paths {
         };
         /**
          * The logs around one log
-         * @description The nearest logs by timestamp (then id) on each side of the log: `before` newest first, `after` oldest first. With `query`, only the logs it selects (e.g. `source:api` or `@reqId:abc`); the log itself is always answered. An unknown log id, or one of another project, is 404.
+         * @description The nearest logs by timestamp (then id) on each side of the log: `before` newest first, `after` oldest first. With `query`, only the logs it selects (e.g. `source:api` or `@reqId:abc`); the log itself is always answered. An unknown log id, or one of another project, is 404. The whole read runs within QUERY_TIME_BUDGET. A user runs at most 2 of stats, facets, fields and context at once; more wait up to 10 s and then get 429 RATE_LIMITED with Retry-After. The read stops when its client disconnects. A database too busy to answer within the budget is 503 OVERLOADED with Retry-After.
          */
         get: operations["logContext"];
         put?: never;
@@ -588,7 +588,7 @@ export interface paths {
         };
         /**
          * Every log a search selects, as NDJSON or CSV
-         * @description Streams every matching log, newest first, with no cap on their number, as a download. NDJSON: one Log per line. CSV (RFC 4180): a header row of `columns` as asked, then a row per log; a value that is an object or an array is written as JSON, a missing one as an empty field. The stream runs as long as the client reads it; a client that stops reading holds one chunk of logs in memory, and is cut off after 120 s without reading. At most 2 exports per user at once (429 RATE_LIMITED beyond).
+         * @description Streams every matching log, newest first, with no cap on their number, as a download. NDJSON: one Log per line. CSV (RFC 4180): a header row of `columns` as asked, then a row per log; a value that is an object or an array is written as JSON, a missing one as an empty field; a cell that begins with =, +, -, @, a tab or a carriage return is written with a leading `'` so that a spreadsheet does not run it as a formula (`raw=true` writes cells as they are). The stream runs as long as the client reads it and its access lasts: it is cut off (ended without its last chunk) once the user is no longer a member, the project is deleted, the login ends (logout) or the access token expires, and after 120 s without reading; a client that stops reading holds one chunk of logs in memory. At most 2 exports per user and 4 per server at once (429 RATE_LIMITED with Retry-After beyond).
          */
         get: operations["exportLogs"];
         put?: never;
@@ -3627,7 +3627,7 @@ export interface operations {
                 /** @description One level or a comma-separated list */
                 level?: string;
                 source?: string;
-                /** @description Case-insensitive substring of the message */
+                /** @description Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters. */
                 q?: string;
                 /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
                 query?: string;
@@ -3751,7 +3751,7 @@ export interface operations {
                 /** @description One level or a comma-separated list */
                 level?: string;
                 source?: string;
-                /** @description Case-insensitive substring of the message */
+                /** @description Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters. */
                 q?: string;
                 /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
                 query?: string;
@@ -3842,6 +3842,15 @@ export interface operations {
                 };
             };
             /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3862,7 +3871,7 @@ export interface operations {
                 /** @description One level or a comma-separated list */
                 level?: string;
                 source?: string;
-                /** @description Case-insensitive substring of the message */
+                /** @description Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters. */
                 q?: string;
                 /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
                 query?: string;
@@ -3964,6 +3973,15 @@ export interface operations {
                 };
             };
             /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3984,7 +4002,7 @@ export interface operations {
                 /** @description One level or a comma-separated list */
                 level?: string;
                 source?: string;
-                /** @description Case-insensitive substring of the message */
+                /** @description Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters. */
                 q?: string;
                 /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
                 query?: string;
@@ -4052,6 +4070,15 @@ export interface operations {
             };
             /** @description Every error has this body. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4208,6 +4235,15 @@ export interface operations {
                 };
             };
             /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4228,7 +4264,7 @@ export interface operations {
                 /** @description One level or a comma-separated list */
                 level?: string;
                 source?: string;
-                /** @description Case-insensitive substring of the message */
+                /** @description Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters. */
                 q?: string;
                 /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
                 query?: string;
@@ -4237,6 +4273,8 @@ export interface operations {
                 format: "ndjson" | "csv";
                 /** @description CSV: a comma list of log fields (id, timestamp, receivedAt, level, source, message, metadata) and metadata paths; default timestamp,level,source,message */
                 columns?: string;
+                /** @description CSV: write cells as they are. By default a cell beginning with =, +, -, @, a tab or a carriage return gets a leading ' so that a spreadsheet does not take it for a formula (the header row is always written as asked). */
+                raw?: boolean;
             };
             header?: never;
             path: {
@@ -4330,7 +4368,7 @@ export interface operations {
                 /** @description One level or a comma-separated list */
                 level?: string;
                 source?: string;
-                /** @description Case-insensitive substring of the message */
+                /** @description Text the message contains, ignoring case as the query language does (Unicode case folding); the same as the query message:"…" (a phrase on the message). *, ?, % and _ are plain characters. */
                 q?: string;
                 /** @description A search query (docs/search.md), ANDed with the other filters: words and phrases in the message and metadata values (`timeout`, `"connection reset"`, `req-1007`), fields (`level:>=warn`, `source:api-*`), metadata paths (`@res.statusCode:>=500`, `@http.response.status_code:[500 TO 599]`, `@user.id:*`), value lists (`@method:(GET OR HEAD)`), regexes (`/time(out|d out)/`, `@path:/^\/v1\//`), and `AND`, `OR`, `NOT`, `-`, parentheses (NOT binds tightest, then AND, then OR). A query that does not parse is a 400 whose message gives the column. */
                 query?: string;
