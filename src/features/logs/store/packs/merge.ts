@@ -7,7 +7,51 @@ import type { Executor, LogsTable } from '../../../../db/types.js';
 import type { LogFilter } from '../../filter.js';
 import { fold, narrowing, needlesTest } from '../../query/index.js';
 import type { PageKey, Position } from '../repository.js';
+import { nextTurn } from '../../turns.js';
 import { packMayHoldLevels, packRows, packsInRange, packsInSeqs, packsNewestFirst, stablePacks, type PackSpan } from './read.js';
+
+/**
+ * Log text a merge looks at between two turns of the event loop. A pack may hold 32 MiB of a
+ * tenant's text, and a read that walks it (sizing each log it keeps, testing `q` on its message)
+ * costs in proportion: 50 to 200 ms for such a pack in one go, and on SQLite a page's packs would all
+ * be walked in the same turn. So a walk takes a turn after each MERGE_SLICE_BYTES of text.
+ */
+export const MERGE_SLICE_BYTES = 1024 * 1024;
+
+/** What merges have walked in this process: slices, and the most log text one looked at (tests check the bound). */
+export interface MergeStats {
+  slices: number;
+  maxSliceBytes: number;
+}
+
+const stats: MergeStats = { slices: 0, maxSliceBytes: 0 };
+
+export const mergeStats = (): MergeStats => ({ ...stats });
+
+/**
+ * A walk's slices, each of at most MERGE_SLICE_BYTES of log text (or one log, if larger): `over(row)`
+ * counts the log about to be looked at, and is true when it starts a new slice (the walk then awaits
+ * a turn before looking at it).
+ */
+class Slices {
+  private bytes = 0;
+
+  over(row: LogsTable): boolean {
+    const size = row.message.length + (row.metadata?.length ?? 0) + (row.source?.length ?? 0);
+    const full = this.bytes > 0 && this.bytes + size > MERGE_SLICE_BYTES;
+    if (full) this.end();
+    this.bytes += size;
+    return full;
+  }
+
+  /** Ends the slice (at a turn the walk takes, or at its end). */
+  end(): void {
+    if (this.bytes === 0) return;
+    stats.slices++;
+    stats.maxSliceBytes = Math.max(stats.maxSliceBytes, this.bytes);
+    this.bytes = 0;
+  }
+}
 
 /** Newest first: by time, then seq. */
 const newestFirst = (a: { ts: number; seq: number }, b: { ts: number; seq: number }) => b.ts - a.ts || b.seq - a.seq;
@@ -62,6 +106,7 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
   // The page so far: newest first, at most `limit` long, at all times.
   const out = hot.map(numeric);
   const seen = new Set(out.map((r) => r.seq));
+  const slices = new Slices();
   for await (const p of packsNewestFirst(db, projectId, part.from, upper)) {
     if (out.length >= limit && p.maxTs < out[limit - 1]!.ts) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
@@ -72,12 +117,14 @@ export async function mergePage<R extends { ts: number; seq: number }>(db: Execu
     for (let i = firstNotBefore(order.length, (j) => !isBefore(rows[order[j]!]!, before)); i < order.length; i++) {
       const row = rows[order[i]!]!;
       if (out.length >= limit && newestFirst(row, out[limit - 1]!) >= 0) break;
+      if (slices.over(row)) await nextTurn();
       if (seen.has(row.seq) || !part.test(row)) continue;
       seen.add(row.seq);
       out.splice(insertionPoint(out, row), 0, toR(row));
       if (out.length > limit) out.pop();
     }
   }
+  slices.end();
   return out;
 }
 
@@ -157,6 +204,7 @@ export async function mergeSeqRange(db: Executor, projectId: string, filter: Log
   const seen = new Set(all.map((r) => r.seq));
   // The rows' read stopped at `limit` by seq: a packed log past its last cannot be among the first `limit`.
   const hotEnd = all.length >= limit ? Math.max(...all.map((r) => r.seq)) : Number.POSITIVE_INFINITY;
+  const slices = new Slices();
   for (const p of packs) {
     if (p.firstSeq > hotEnd) break;
     if (!packMayHoldLevels(p, part.levels)) continue;
@@ -165,11 +213,13 @@ export async function mergeSeqRange(db: Executor, projectId: string, filter: Log
     for (let i = firstAtOrAfter(rows, first); i < rows.length; i++) {
       const row = rows[i]!;
       if ((last !== undefined && row.seq > last) || row.seq > hotEnd) break;
+      if (slices.over(row)) await nextTurn();
       if (seen.has(row.seq) || !part.test(row) || !isBefore(row, before)) continue;
       all.push(row);
       seen.add(row.seq);
     }
   }
+  slices.end();
   all.sort((a, b) => a.seq - b.seq);
   return all.slice(0, limit).sort(newestFirst);
 }
@@ -232,9 +282,11 @@ export async function countWithPacks<R extends { n: number }>(
   const { packs, result } = await stablePacks(() => packsInRange(db, projectId, part.from, part.to), countRows);
   if (packs.length === 0) return result;
   const byKey = new Map(result.map((r) => [count.keyOf(r), r]));
+  const slices = new Slices();
   for (const p of packs) {
     if (!packMayHoldLevels(p, part.levels)) continue;
     for (const row of await packRows(db, projectId, p)) {
+      if (slices.over(row)) await nextTurn();
       if (!part.test(row)) continue;
       const key = count.keyOfLog(row);
       const found = byKey.get(key);
@@ -247,5 +299,6 @@ export async function countWithPacks<R extends { n: number }>(
       }
     }
   }
+  slices.end();
   return result;
 }
