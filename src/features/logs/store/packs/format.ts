@@ -567,6 +567,13 @@ const stats: DecodeStats = { packs: 0, turns: 0, maxTurnBytes: 0 };
 
 export const decodeStats = (): DecodeStats => ({ ...stats });
 
+/** Starts the counts again (tests measure one read's decodings). */
+export function resetDecodeStats(): void {
+  stats.packs = 0;
+  stats.turns = 0;
+  stats.maxTurnBytes = 0;
+}
+
 function countTurn(bytes: number): void {
   stats.turns++;
   stats.maxTurnBytes = Math.max(stats.maxTurnBytes, bytes);
