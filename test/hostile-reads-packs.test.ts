@@ -229,4 +229,12 @@ describe('decoding a pack in slices', () => {
     expect(decoded).toEqual(unpack(bytes));
     expect(decodeStats().maxTurnBytes).toBeGreaterThan(30_000_000);
   });
+
+  it('a block of 1,000,000 small logs (the largest INDEX_BLOCK_LOGS): its columns of numbers go in steps too', async () => {
+    const logs: PackedLog[] = Array.from({ length: 1_000_000 }, (_, i) => ({ seq: i + 1, ts: 1_700_000_000_000 + i, received_at: 1_700_000_000_000 + i, level: i % 6, source: i % 2 ? 'api' : null, message: 'ok', metadata: null }));
+    const body = encodeBody(logs);
+    resetDecodeStats();
+    expect(await decodeBodySliced(body)).toEqual(logs);
+    expect(decodeStats().maxTurnBytes).toBeLessThanOrEqual(DECODE_SLICE_BYTES);
+  }, 120_000);
 });

@@ -117,6 +117,14 @@ export const DECODE_SLICE_BYTES = 1024 * 1024;
  */
 type Steps<T> = Generator<number, T, void>;
 
+/** `read(i)` for i in 0..n-1 (the numbers of a column, each a byte of the body at least), DECODE_STEP_BYTES of them a step. */
+function* numbers(n: number, read: (i: number) => void): Steps<void> {
+  for (let i = 0; i < n; i++) {
+    if (i % DECODE_STEP_BYTES === 0) yield Math.min(DECODE_STEP_BYTES, n - i);
+    read(i);
+  }
+}
+
 /**
  * Texts as a column: every length (in UTF-16 units, +1 when `nullable` so that 0 is null), then
  * all the texts as one UTF-8 run, encoded and decoded in one call each. Texts here come from the
@@ -130,9 +138,8 @@ function writeTexts(out: Writer, texts: readonly (string | null)[], nullable: bo
 }
 
 function* readTexts(input: Reader, n: number, nullable: boolean): Steps<(string | null)[]> {
-  yield n;
   const lengths: number[] = [];
-  for (let i = 0; i < n; i++) lengths.push(input.uint());
+  yield* numbers(n, () => lengths.push(input.uint()));
   const run = input.take(input.uint());
   // The run is decoded a step at a time, as the texts need it; a character split between two steps
   // is held by the decoder until its last byte comes. A text starting with U+FEFF keeps it (the
@@ -447,8 +454,7 @@ class MetadataReader {
       });
       reader.templates.push({ parts: t.parts, columns });
     }
-    yield n;
-    for (let i = 0; i < n; i++) reader.shapeOf.push(input.uint());
+    yield* numbers(n, () => reader.shapeOf.push(input.uint()));
     reader.whole = (yield* readTexts(input, input.uint(), false)) as string[];
     for (let i = 0; i < paths.size; i++) reader.columns.push({ values: (yield* readTexts(input, input.uint(), false)) as string[], at: 0 });
     return reader;
@@ -517,32 +523,31 @@ export function encodeBody(logs: readonly PackedLog[]): Uint8Array {
 }
 
 /**
- * The logs of a pack's body in steps. Each step is bounded by the bytes of the body it reads (a
- * column of n numbers counts n), except the last, which puts the logs together: a text per log made
- * of its parts, counted as one byte a part (no text is copied there; the parts are joined where the
- * text is first read whole).
+ * The logs of a pack's body in steps, each bounded by the bytes of the body it reads (a number
+ * counts one), and a step per log at the end, which puts the logs together: a log's metadata text
+ * made of its parts, counted as one byte a part (no text is copied there; the parts are joined
+ * where the text is first read whole).
  */
 function* decodeSteps(body: Uint8Array): Steps<PackedLog[]> {
   const input = new Reader(body);
   const n = input.uint();
   if (n > body.length) throw new Error('pack: bad count');
-  yield 3 * n;
   const seqs: number[] = [];
   let prev = 0;
-  for (let i = 0; i < n; i++) seqs.push((prev += input.int()));
+  yield* numbers(n, () => seqs.push((prev += input.int())));
   const tss: number[] = [];
   prev = 0;
-  for (let i = 0; i < n; i++) tss.push((prev += input.int()));
+  yield* numbers(n, () => tss.push((prev += input.int())));
   const received: number[] = [];
-  for (let i = 0; i < n; i++) received.push(tss[i]! + input.int());
+  yield* numbers(n, (i) => received.push(tss[i]! + input.int()));
+  // The levels are a view of the body's bytes: nothing is read here.
   const levels = input.take(n);
   const sourceNames = (yield* readTexts(input, input.uint(), false)) as string[];
-  yield n;
   const sourceOf: (string | null)[] = [];
-  for (let i = 0; i < n; i++) {
+  yield* numbers(n, () => {
     const id = input.uint();
     sourceOf.push(id === 0 ? null : (sourceNames[id - 1] ?? null));
-  }
+  });
   const messages = (yield* readTexts(input, n, false)) as string[];
   const metadata = yield* MetadataReader.read(input, n);
   const out: PackedLog[] = [];
