@@ -89,7 +89,7 @@ export async function unpackSliced(bytes: Uint8Array): Promise<PackedLog[]> {
   return decodeBodySliced(body);
 }
 
-/** The logs of a pack, in the order they were packed, in one go: for a thread of its own (the SQLite writer) and retention's rewrite. */
+/** The logs of a pack, in the order they were packed, in one go on the calling thread: for a thread no event loop waits on (the SQLite writer's retention). */
 export function unpack(bytes: Uint8Array): PackedLog[] {
   const { codec, rawLength, bodyAt } = readHeader(bytes);
   const compressed = bytes.subarray(bodyAt);
