@@ -11,7 +11,7 @@ import { saveSummary, summarise } from './blocks/store.js';
 import { createCommitSpans, type CommitSpans } from './blocks/spans.js';
 import { createPartitionMaintenance, holdPartitionSet } from './partitions.js';
 import { createPacker, type Packer } from './packs/packer.js';
-import { unpack } from './packs/codec.js';
+import { unpackSliced } from './packs/codec.js';
 import { expire } from './packs/expire.js';
 import type { PackedLog } from './packs/format.js';
 import * as packStatements from './packs/statements.js';
@@ -289,7 +289,7 @@ async function expirePack(db: Executor, projectId: string, cutoff: number, packe
   if (!block) return [];
   const first = Number(block.first_seq);
   const row = await packStatements.packData(db, projectId, first).executeTakeFirst();
-  const { gone, kept, minTs, maxTs } = expire(row ? unpack(row.data) : [], cutoff);
+  const { gone, kept, minTs, maxTs } = expire(row ? await unpackSliced(row.data) : [], cutoff);
   if (kept.length === 0) {
     await packStatements.deletePack(db, projectId, first).execute();
     await packStatements.deleteBlockBlooms(db, projectId, first).execute();
