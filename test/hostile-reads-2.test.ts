@@ -12,7 +12,7 @@
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEngines, errorOf, signup, useAccount, useProject, useServer, waitFor, type Account, type TestServer } from './harness.js';
-import { beside, expectUnharmed } from './hostile.js';
+import { beside, expectUnharmed, ingestPatiently } from './hostile.js';
 import { HEAVY_READS_PER_USER, HEAVY_READS_WAITING_PER_USER } from '../src/features/logs/read/slots.js';
 import { csvField, csvHeader, encodeRows, EXPORTS_PER_NODE, exportColumns, neutralised } from '../src/features/logs/read/export.js';
 import type { LogRowStored } from '../src/features/logs/store/repository.js';
@@ -28,20 +28,7 @@ async function fill(s: TestServer, projectId: string): Promise<void> {
   for (let sent = 0; sent < LOGS; ) {
     const n = Math.min(200, LOGS - sent);
     const items = Array.from({ length: n }, (_, i) => ({ value: { message: `wide log ${sent + i}`, level: 'info', source: 'wide', timestamp: new Date(BASE_TS + (sent + i) * 10).toISOString(), metadata: { n: sent + i, blob } } }));
-    await waitFor(
-      async () => {
-        try {
-          await s.app.services.logs.ingest(projectId, 'enterprise', items);
-          return true;
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'RATE_LIMITED' && (err as { code?: string }).code !== 'OVERLOADED') throw err;
-          return false;
-        }
-      },
-      60_000,
-      `the server to take logs ${sent} to ${sent + n - 1}`,
-      100,
-    );
+    await ingestPatiently(s, projectId, items, `the server to take logs ${sent} to ${sent + n - 1}`, 100);
     sent += n;
   }
   await s.app.services.logs.drain();

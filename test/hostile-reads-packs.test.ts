@@ -19,7 +19,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEngines, useAccount, useProject, useServer, waitFor, type TestServer } from './harness.js';
-import { beside, expectUnharmed } from './hostile.js';
+import { beside, expectUnharmed, SEARCH_SCRIPT, type PageRead } from './hostile.js';
 import { decodeBody, decodeBodySliced, decodeStats, DECODE_SLICE_BYTES, DECODE_STEP_BYTES, encodeBody, resetDecodeStats, type PackedLog } from '../src/features/logs/store/packs/format.js';
 import { pack, unpack, unpackSliced } from '../src/features/logs/store/packs/codec.js';
 import { MERGE_SLICE_BYTES, mergeStats } from '../src/features/logs/store/packs/merge.js';
@@ -34,32 +34,6 @@ const LARGE_PER_BLOCK = 250;
 const MESSAGE_CHARS = 64 * 1000;
 const METADATA_CHARS = 60 * 1000;
 const MB = 1024 * 1024;
-
-/** Reads `count` pages at once with fetch streaming, counting their logs without keeping them. */
-const SEARCH_SCRIPT = `
-const [url, token, count] = process.argv.slice(1);
-const one = async () => {
-  const res = await fetch(url, { headers: { authorization: 'Bearer ' + token } });
-  let bytes = 0, logs = 0, carry = '';
-  const mark = '{"id":"log_';
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body) {
-    bytes += chunk.length;
-    const text = carry + decoder.decode(chunk, { stream: true });
-    for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, at + 1)) logs++;
-    carry = text.slice(-(mark.length - 1));
-  }
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), bytes, logs };
-};
-Promise.all(Array.from({ length: Number(count) }, one)).then((r) => process.stdout.write(JSON.stringify(r)));
-`;
-
-interface PageRead {
-  status: number;
-  retryAfter: string | null;
-  bytes: number;
-  logs: number;
-}
 
 /** The attacker's pages are read in a child process: the memory and the turns measured are the server's. */
 function readPages(url: string, token: string, count: number): Promise<PageRead[]> {

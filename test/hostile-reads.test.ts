@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { beforeAll, expect, it } from 'vitest';
 import { describeEngines, openTail, signup, useAccount, useProject, useServer, waitFor } from './harness.js';
-import { beside, expectUnharmed } from './hostile.js';
+import { beside, expectUnharmed, ingestPatiently, SEARCH_SCRIPT, type PageRead } from './hostile.js';
 import { PAGE_CHUNK_BYTES, SEARCHES_PER_USER } from '../src/features/logs/read/page-stream.js';
 import { TAIL_SLICE_BYTES } from '../src/features/logs/live/tail.js';
 import { SCAN_CHUNK_BYTES } from '../src/features/logs/read/reader.js';
@@ -25,35 +25,6 @@ const METADATA_CHARS = 60 * 1000;
 const MB = 1024 * 1024;
 /** PAGE_STALL_TIMEOUT for this file's server (30 s by default): the stalled-pages test waits that long. */
 const STALL_MS = 10_000;
-
-/** Reads `count` pages at once with fetch streaming, counting their logs without keeping them. */
-const SEARCH_SCRIPT = `
-const [url, tokens, count] = process.argv.slice(1);
-const list = tokens.split(',');
-const one = async (i) => {
-  const res = await fetch(url, { headers: { authorization: 'Bearer ' + list[i % list.length] } });
-  let bytes = 0, logs = 0, carry = '', end = '';
-  const mark = '{"id":"log_';
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body) {
-    bytes += chunk.length;
-    const text = carry + decoder.decode(chunk, { stream: true });
-    for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, at + 1)) logs++;
-    carry = text.slice(-(mark.length - 1));
-    end = (end + text).slice(-300);
-  }
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), bytes, logs, end };
-};
-Promise.all(Array.from({ length: Number(count) }, (_, i) => one(i))).then((r) => process.stdout.write(JSON.stringify(r)));
-`;
-
-interface PageRead {
-  status: number;
-  retryAfter: string | null;
-  bytes: number;
-  logs: number;
-  end: string;
-}
 
 function runChild(script: string, args: string[]): { child: ChildProcess; output: Promise<string> } {
   const child = spawn(process.execPath, ['-e', script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -115,20 +86,7 @@ describeEngines('large reads are bounded, streamed and back-pressured', (engine)
       const items = Array.from({ length: n }, (_, i) => ({ value: { message: `${sent + i} ${filler}`, level: 'info', source: 'big', metadata: { ...metadata, n: sent + i } } }));
       // Refused (429/503) while the work that follows earlier commits (alert evaluation) is behind:
       // offered again until the server takes it.
-      await waitFor(
-        async () => {
-          try {
-            await s.app.services.logs.ingest(project.id, 'enterprise', items);
-            return true;
-          } catch (err) {
-            if ((err as { code?: string }).code !== 'RATE_LIMITED' && (err as { code?: string }).code !== 'OVERLOADED') throw err;
-            return false;
-          }
-        },
-        60_000,
-        `the server to take logs ${sent} to ${sent + n - 1}`,
-        200,
-      );
+      await ingestPatiently(s, project.id, items, `the server to take logs ${sent} to ${sent + n - 1}`, 200);
       sent += n;
     }
     await s.app.services.logs.drain();

@@ -9,7 +9,7 @@
 import { appendFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { expect } from 'vitest';
-import type { TestServer } from './harness.js';
+import { waitFor, type TestServer } from './harness.js';
 
 export interface BystanderReport {
   /** Bystander ingest requests sent, and how many were answered 202. */
@@ -132,4 +132,59 @@ export function expectUnharmed(report: BystanderReport): void {
   expect(report.accepted).toBeGreaterThan(0);
   expect(report.healthz.failures).toBe(0);
   expect(report.healthz.n).toBeGreaterThan(10);
+}
+
+/**
+ * A client for a child process (`node -e SEARCH_SCRIPT url tokens count`): reads `count` answers of
+ * `url` at once with fetch streaming (the tokens, a comma list, taken in turn), counting their logs
+ * without keeping them, and prints what each got as JSON. In a child, the memory and the event-loop
+ * turns a test measures are the server's alone.
+ */
+export const SEARCH_SCRIPT = `
+const [url, tokens, count] = process.argv.slice(1);
+const list = tokens.split(',');
+const one = async (i) => {
+  const res = await fetch(url, { headers: { authorization: 'Bearer ' + list[i % list.length] } });
+  let bytes = 0, logs = 0, carry = '', end = '';
+  const mark = '{"id":"log_';
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body) {
+    bytes += chunk.length;
+    const text = carry + decoder.decode(chunk, { stream: true });
+    for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, at + 1)) logs++;
+    carry = text.slice(-(mark.length - 1));
+    end = (end + text).slice(-300);
+  }
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), bytes, logs, end };
+};
+Promise.all(Array.from({ length: Number(count) }, (_, i) => one(i))).then((r) => process.stdout.write(JSON.stringify(r)));
+`;
+
+export interface PageRead {
+  status: number;
+  retryAfter: string | null;
+  bytes: number;
+  logs: number;
+  end: string;
+}
+
+/**
+ * Stores `items` in the project through the ingest service on the enterprise plan's rate (a test's
+ * setup, not its attack), waiting while the server sheds them (RATE_LIMITED, OVERLOADED).
+ */
+export async function ingestPatiently(s: TestServer, projectId: string, items: { value: unknown }[], what: string, everyMs = 100): Promise<void> {
+  await waitFor(
+    async () => {
+      try {
+        await s.app.services.logs.ingest(projectId, 'enterprise', items);
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'RATE_LIMITED' && (err as { code?: string }).code !== 'OVERLOADED') throw err;
+        return false;
+      }
+    },
+    60_000,
+    what,
+    everyMs,
+  );
 }
