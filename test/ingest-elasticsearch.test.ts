@@ -92,7 +92,7 @@ describeEngines('Elasticsearch bulk API', (engine) => {
       expect(typeof info.cluster_name).toBe('string');
     });
 
-    it('stores ECS documents sent with index and create, every field where the contract puts it', async () => {
+    it('stores ECS documents sent with index and create, every field where docs/integrations.md puts it', async () => {
       const base = hourAgo();
       const c = client(s, { apiKey: project.apiKey });
       const res = await c.bulk({
@@ -147,7 +147,7 @@ describeEngines('Elasticsearch bulk API', (engine) => {
       expect(warmed!.metadata).toEqual({ host: { name: 'web-1' } });
     });
 
-    it('reads each field by the contract\'s order and forms (message, level, timestamp, source)', async () => {
+    it('reads each field in the order and forms docs/integrations.md gives (message, level, timestamp, source)', async () => {
       const base = hourAgo();
       const baseSec = base / 1000;
       const docs: { doc: Record<string, unknown>; expected: Partial<StoredLog> }[] = [

@@ -1,6 +1,6 @@
 /**
  * Issue 28: syslog messages read (RFC 5424 and RFC 3164, with the RFCs' own examples) and cut from
- * a stream (RFC 6587), on their own: every field where the contract puts it, the key taken from the
+ * a stream (RFC 6587), on their own: every field where docs/integrations.md puts it, the key taken from the
  * structured data and never kept, and no input (random bytes, a count of a terabyte, a frame sent a
  * byte at a time) costing more than one message's bytes or ending in anything but frames.
  */
