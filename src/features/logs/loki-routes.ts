@@ -84,6 +84,9 @@ export function lokiRoutes(deps: { logs: LogsService; projects: ProjectsService;
           // Every entry refused (the details name the first hundred).
           return reply.status(400).type('text/plain; charset=utf-8').send(refusals(rejected, items.length, items.length));
         }
+        // Nothing was stored and the client will send the whole push again (429, 503, a failed
+        // commit): the tokens its empty streams took go back, or every retry would pay them again.
+        charge.refund();
         throw err;
       }
     });
