@@ -236,3 +236,35 @@ describe('cutting a stream into messages', () => {
     expect(got.map((fr) => fr.truncated)).toEqual(all.map((fr) => fr.truncated));
   });
 });
+
+describe('reading a message costs its length, not its length squared', () => {
+  /** Runs `work`, counting the characters String.prototype.indexOf looks through (to what it finds, or to the end). */
+  function scanned(work: () => void): number {
+    const original = String.prototype.indexOf;
+    let n = 0;
+    String.prototype.indexOf = function (this: string, search: string, from?: number) {
+      const start = Math.max(0, Math.min(from ?? 0, this.length));
+      const at = original.call(this, search, from);
+      n += (at < 0 ? this.length : at) - start;
+      return at;
+    };
+    try {
+      work();
+    } finally {
+      String.prototype.indexOf = original;
+    }
+    return n;
+  }
+
+  it('7,200 "[loglane " that do not read, then "=" (64 KB): one element is tried, the message is refused, and the text is looked through a bounded number of times', () => {
+    for (const text of [`<14>1 - h a - - - ${'[loglane '.repeat(7200)}=`, `<14>${'[loglane '.repeat(7200)}=`, `<14>1 - h a - - - ${'[loglane a'.repeat(6500)}="x"`]) {
+      let parsed: ReturnType<typeof parseSyslog> | undefined;
+      const n = scanned(() => {
+        parsed = parseSyslog(text, NOW);
+      });
+      expect(parsed!.keyProblem).toBeDefined();
+      // Before, each element looked on to the end of the text: about 7,200 × 32,000 characters.
+      expect(n).toBeLessThanOrEqual(4 * text.length);
+    }
+  });
+});

@@ -25,6 +25,9 @@ export interface SyslogMessage {
   keyProblem?: string;
 }
 
+/** A parameter's name: up to its `=` or to whatever ends it. */
+const NAME = /[^=\s\]"]*/y;
+
 /** One structured data element `[id name="value" …]`, values with \" \\ \] escapes; undefined when malformed. */
 function readElement(text: string, at: number): { id: string; params: Record<string, string>; end: number } | undefined {
   if (text[at] !== '[') return undefined;
@@ -36,10 +39,12 @@ function readElement(text: string, at: number): { id: string; params: Record<str
   const params: Record<string, string> = {};
   while (text[at] === ' ') {
     at++;
-    const eq = text.indexOf('=', at);
-    if (eq <= at || text[eq + 1] !== '"') return undefined;
+    // The name runs to its `=`; a space, `]` or `"` first and the element does not read (looked for
+    // no further than that, so a malformed element costs its own length, not the rest of the text).
+    NAME.lastIndex = at;
+    const eq = NAME.exec(text) === null ? -1 : NAME.lastIndex;
+    if (eq <= at || text[eq] !== '=' || text[eq + 1] !== '"') return undefined;
     const name = text.slice(at, eq);
-    if (/[\s\]"]/.test(name)) return undefined;
     at = eq + 2;
     let value = '';
     for (;;) {
@@ -96,9 +101,11 @@ function keyElements(text: string): KeyElement[] {
       found.push({ start: m.index, end: element.end, key: key !== undefined && key !== '' ? key : undefined });
       KEY_ELEMENT.lastIndex = element.end;
     } else {
-      // To the end of what could be its element, so the key it meant is never kept.
+      // To the end of what could be its element, so the key it meant is never kept. The message is
+      // refused for it, so no later element is read (each would scan on to the end of the text).
       const close = text.indexOf(']', m.index);
       found.push({ start: m.index, end: close < 0 ? text.length : close + 1, key: undefined });
+      break;
     }
   }
   return found;
