@@ -32,10 +32,12 @@ import { promisify } from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { createProject, describeEngines, request, signup, useServer, waitFor, type Account, type StoredLog, type TestServer } from './harness.js';
+import { createProject, describeEngines, request, signup, startServer, useServer, waitFor, type Account, type StoredLog, type TestServer } from './harness.js';
 import { beside, expectUnharmed } from './hostile.js';
 import { SYSLOG_LIMITS, type SyslogStats } from '../src/features/logs/syslog-listeners.js';
 import { MAX_SYSLOG_BYTES } from '../src/features/logs/ingest/syslog.js';
+import { legacyApiKey } from '../src/features/projects/api-keys.js';
+import { randomBytes } from 'node:crypto';
 
 const run = promisify(execFile);
 
@@ -277,6 +279,123 @@ describeEngines('hostile syslog', (engine) => {
     expect(stats(s).connections).toBe(0);
   }, 120_000);
 
+  it('one connection sends 6,000 messages with made-up keys (half with a CRC32 checksum that passes, as anyone computes): each is refused at once as bad_key, nothing of them waits, and a bystander\'s syslog sender on another address is stored throughout', async () => {
+    // Lowered so the made-up keys' messages alone would reach it, as 101,000 did at the usual bound.
+    SYSLOG_LIMITS.streamMessages = 4000;
+    const victim = await signup(s);
+    const vp = await createProject(s, victim, 'bystander');
+    const neighbour = await signup(s);
+    const np = await createProject(s, neighbour, 'syslog bystander');
+    const n = 6000;
+    const badBefore = await rejected(s, 'bad_key');
+    const lookupsBefore = stats(s).lookups;
+    const steady = syslogBystander(ports(s).tcp!, np.apiKey);
+    await waitFor(async () => (await logCount(s, neighbour, np.id)) >= 1, 10_000, 'the syslog bystander\'s first message stored');
+    const { result, report } = await beside(
+      s,
+      vp.apiKey,
+      () =>
+        watch(s, async () => {
+          const socket = await connect(ports(s).tcp!);
+          const alnum = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+          const wrongChecksum = () => 'llk_' + Array.from(randomBytes(38), (b) => alnum[b % 62]).join('');
+          for (let i = 0; i < n; i += 500) {
+            const batch = Array.from({ length: 500 }, (_, j) => frame(`<14>1 - forger-host forge - - [loglane key="${(i + j) % 2 ? legacyApiKey() : wrongChecksum()}"] made up ${i + j}`));
+            expect(await write(socket, Buffer.concat(batch))).toBe(true);
+          }
+          await waitFor(async () => (await rejected(s, 'bad_key')) - badBefore === n, 30_000, 'every made-up key refused');
+          socket.end();
+        }),
+      { label: 'syslog: one connection of made-up keys', minMs: 1000 },
+    );
+    const storedDuring = await logCount(s, neighbour, np.id);
+    const sent = await steady.stop();
+    console.log(`[hostile ${engine}] syslog made-up keys on one connection: ${n} refused as bad_key, at most ${result.most.streamMessages} streamed messages waiting, ${stats(s).lookups - lookupsBefore} lookups`);
+    expect((await rejected(s, 'bad_key')) - badBefore).toBe(n);
+    // Refused as they were read: none waited for a lookup, and none was looked up.
+    expect(result.most.streamMessages).toBeLessThan(SYSLOG_LIMITS.streamMessages);
+    expect(stats(s).lookups - lookupsBefore).toBeLessThanOrEqual(1);
+    expect(storedDuring).toBeGreaterThan(1);
+    await waitFor(async () => (await logCount(s, neighbour, np.id)) === sent, 10_000, `the syslog bystander's ${sent} messages stored`);
+    expectUnharmed(report);
+  }, 120_000);
+
+  it('one address\'s three connections send 2,000 messages each that wait (their key not yet looked up): each connection is paused at its own bound and the address at its bound, far from the bound of all streams, and a bystander\'s syslog sender on another address is stored meanwhile; then every message is stored', async () => {
+    // Lowered for the test: a connection 500, an address 1,000, every stream together 4,000.
+    Object.assign(SYSLOG_LIMITS, { connectionMessages: 500, addressMessages: 1000, streamMessages: 4000, keyCacheMs: 120_000 });
+    const attacker = await signup(s);
+    const ap = await createProject(s, attacker, 'syslog one address');
+    const neighbour = await signup(s);
+    const np = await createProject(s, neighbour, 'syslog bystander');
+    const steady = syslogBystander(ports(s).tcp!, np.apiKey);
+    await waitFor(async () => (await logCount(s, neighbour, np.id)) >= 1, 10_000, 'the syslog bystander\'s key known');
+    // Keys not yet known wait (the bystander's is known): the attacker's messages pile up.
+    SYSLOG_LIMITS.lookupsPerFlush = 0;
+    const perConnection = 2000;
+    const sockets = await Promise.all(Array.from({ length: 3 }, () => connect(ports(s).tcp!, '127.0.0.6')));
+    const { most } = await watch(s, async () => {
+      sockets.forEach((socket, c) => {
+        for (let i = 0; i < perConnection; i += 250) socket.write(Buffer.concat(Array.from({ length: 250 }, (_, j) => frame(`<14>1 - one-host one - - [loglane key="${ap.apiKey}"] ${c}:${i + j}`))));
+      });
+      await waitFor(() => stats(s).paused >= 3, 30_000, 'the address\'s three connections paused');
+      const before = await logCount(s, neighbour, np.id);
+      await waitFor(async () => (await logCount(s, neighbour, np.id)) >= before + 5, 10_000, 'the syslog bystander still stored while the address is paused');
+    });
+    console.log(`[hostile ${engine}] syslog one address held: at most ${most.largestConnectionMessages} messages for a connection, ${most.largestAddressMessages} for the address, ${most.streamMessages} in all`);
+    expect(most.largestConnectionMessages).toBeLessThanOrEqual(SYSLOG_LIMITS.connectionMessages + 1);
+    expect(most.largestAddressMessages).toBeLessThanOrEqual(SYSLOG_LIMITS.addressMessages + 3);
+    expect(most.streamMessages).toBeLessThan(SYSLOG_LIMITS.streamMessages);
+    SYSLOG_LIMITS.lookupsPerFlush = saved.lookupsPerFlush;
+    await waitFor(async () => (await logCount(s, attacker, ap.id)) === 3 * perConnection, 60_000, 'every message of the address stored once it may go');
+    for (const socket of sockets) socket.end();
+    const sent = await steady.stop();
+    await waitFor(async () => (await logCount(s, neighbour, np.id)) === sent, 10_000, `the syslog bystander's ${sent} messages stored`);
+    expect(await rejected(s, 'dropped')).toBe(0);
+  }, 120_000);
+
+  it('a connection silent since it connected and paused by us (every stream at its bound) before its first-message timeout is not closed while paused, and is closed once resumed and still silent', async () => {
+    const owner = await signup(s);
+    const project = await createProject(s, owner, 'paused silence');
+    Object.assign(SYSLOG_LIMITS, { firstMessageMs: 300, streamMessages: 20, lookupsPerFlush: 0 });
+    const silent = await connect(ports(s).tcp!, '127.0.0.7');
+    let silentClosed = false;
+    silent.on('close', () => (silentClosed = true));
+    silent.write('<14>1 - never whole');
+    const talker = await connect(ports(s).tcp!, '127.0.0.8');
+    talker.write(Buffer.concat(Array.from({ length: 40 }, (_, i) => frame(`<14>1 - fill-host fill - - [loglane key="${project.apiKey}"] fill ${i}`))));
+    await waitFor(() => stats(s).paused === 2, 10_000, 'both connections paused');
+    // sleep: past three of the silent connection's lowered first-message timeouts, all while we hold it paused
+    await new Promise((r) => setTimeout(r, 3 * SYSLOG_LIMITS.firstMessageMs));
+    expect(silentClosed).toBe(false);
+    SYSLOG_LIMITS.lookupsPerFlush = saved.lookupsPerFlush;
+    await waitFor(async () => (await logCount(s, owner, project.id)) === 40, 20_000, 'the talker\'s 40 messages stored');
+    await waitFor(() => silentClosed, 10_000, 'the silent connection closed once no longer paused');
+    talker.end();
+    await waitFor(() => stats(s).connections === 0, 10_000, 'both connections gone');
+  }, 60_000);
+
+  it('stop() while a connection is paused with messages read but not yet taken: each is stored exactly once', async () => {
+    const owner = await signup(s);
+    const project = await createProject(s, owner, 'stop once');
+    const node = await startServer(engine, { shareWith: s, env: SYSLOG_ENV });
+    let closed = false;
+    try {
+      Object.assign(SYSLOG_LIMITS, { streamMessages: 5, lookupsPerFlush: 0 });
+      const socket = await connect(ports(node).tcp!, '127.0.0.9');
+      socket.write(Buffer.concat(Array.from({ length: 20 }, (_, i) => frame(`<14>1 - stop-host stop - - [loglane key="${project.apiKey}"] once ${i}`))));
+      await waitFor(() => stats(node).paused === 1 && stats(node).streamMessages === 5, 10_000, 'the connection paused with 5 taken');
+      await node.app.close();
+      closed = true;
+      socket.destroy();
+      const stored = await logCount(s, owner, project.id);
+      console.log(`[hostile ${engine}] syslog stop with a paused connection: 20 sent, ${stored} stored`);
+      expect(stored).toBe(20);
+    } finally {
+      if (!closed) await node.app.close();
+      await node.database.close().catch(() => {});
+    }
+  }, 60_000);
+
   it('a UDP flood of 400 made-up keys from one address: a flush looks up at most 64 keys not yet known (8 from one address), a key found unknown is not looked up again, and a new tenant\'s datagrams from another address are stored', async () => {
     const owner = await signup(s);
     const project = await createProject(s, owner, 'new tenant over udp');
@@ -444,7 +563,8 @@ describeEngines('hostile syslog over TLS', (engine) => {
   afterAll(async () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
-  const s = useServer(engine, () => ({ env: { SYSLOG_TLS_PORT: '0', SYSLOG_HOST: '127.0.0.1', SYSLOG_TLS_CERT: path.join(dir, 'cert.pem'), SYSLOG_TLS_KEY: path.join(dir, 'key.pem') } }));
+  const tlsEnv = () => ({ SYSLOG_TLS_PORT: '0', SYSLOG_HOST: '127.0.0.1', SYSLOG_TLS_CERT: path.join(dir, 'cert.pem'), SYSLOG_TLS_KEY: path.join(dir, 'key.pem') });
+  const s = useServer(engine, () => ({ env: tlsEnv() }));
 
   const handshake = (from: string) =>
     new Promise<boolean>((resolve) => {
@@ -469,5 +589,29 @@ describeEngines('hostile syslog over TLS', (engine) => {
     expect(done).toBeLessThan(80);
     expect(await handshake('127.0.0.2')).toBe(true);
     expectUnharmed(report);
+  }, 60_000);
+
+  it('stop() with a TLS connection whose handshake has not finished: the connection is closed by the stop, which does not wait for its handshake timeout', async () => {
+    // The handshake timeout is the first-message timeout: made long, so only the stop can end the connection.
+    SYSLOG_LIMITS.firstMessageMs = 600_000;
+    const node = await startServer(engine, { shareWith: s, env: tlsEnv() });
+    let closed = false;
+    const raw = net.connect({ port: ports(node).tls!, host: '127.0.0.1', localAddress: '127.0.0.3' });
+    raw.on('error', () => {});
+    let rawClosed = false;
+    raw.on('close', () => (rawClosed = true));
+    try {
+      await new Promise<void>((resolve) => raw.once('connect', () => resolve()));
+      // A handshake begun, never finished: the first bytes of a record, no more.
+      raw.write(Buffer.from([0x16, 0x03, 0x01]));
+      const stopping = node.app.close().then(() => (closed = true));
+      await waitFor(() => rawClosed, 10_000, 'the connection mid-handshake closed by the stop');
+      await stopping;
+      expect(closed).toBe(true);
+    } finally {
+      raw.destroy();
+      if (!closed) await node.app.close();
+      await node.database.close().catch(() => {});
+    }
   }, 60_000);
 });

@@ -59,6 +59,12 @@ export const SYSLOG_LIMITS = {
   /** All streamed messages waiting, every key together (every connection is paused past it). */
   streamMessages: 100_000,
   streamBytes: 128 * 1024 * 1024,
+  /** Streamed messages waiting from one connection (it is paused past it)… */
+  connectionMessages: 5_000,
+  connectionBytes: 8 * 1024 * 1024,
+  /** …and from one address, all its connections together (all of them paused past it): one address never reaches the bound of all streams. */
+  addressMessages: 20_000,
+  addressBytes: 32 * 1024 * 1024,
   /** All datagrams waiting, every key together (dropped past it). */
   datagramMessages: 50_000,
   datagramBytes: 64 * 1024 * 1024,
@@ -115,6 +121,16 @@ interface Sender {
   fullBacklogs: number;
   paused: boolean;
   closedAt: number | undefined;
+  /** Its messages waiting (in any backlog), and their bytes. */
+  messages: number;
+  bytes: number;
+}
+
+/** What one address's connections have waiting, all of them together (closed ones' messages too, while they wait). */
+interface AddressLoad {
+  messages: number;
+  bytes: number;
+  full: boolean;
 }
 
 interface Pending {
@@ -152,6 +168,9 @@ export interface SyslogStats {
   /** The largest backlog of one key, in messages and bytes. */
   largestKeyMessages: number;
   largestKeyBytes: number;
+  /** The most streamed messages waiting from one connection, and from one address. */
+  largestConnectionMessages: number;
+  largestAddressMessages: number;
   /** Keys with a backlog, and connections paused by us. */
   waitingKeys: number;
   paused: number;
@@ -209,6 +228,10 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
   const lastLogged = new Map<string, number>();
   /** Open connections, each with what ends it (its last bytes read as messages) and its framer. */
   const sockets = new Map<net.Socket, () => void>();
+  /** Every accepted connection, a TLS one from before its handshake (stop closes them all). */
+  const rawSockets = new Set<net.Socket>();
+  /** Streamed messages waiting, by the address they came from. */
+  const addressLoads = new Map<string, AddressLoad>();
   const senders = new Set<Sender>();
   const framers = new Map<net.Socket, SyslogFramer>();
   /** Connections open per address (TCP and TLS counted apart: each listener has its own). */
@@ -241,10 +264,26 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
     }
   }
 
-  // Pausing: a connection is paused while any backlog it has messages in is full, or while all
-  // streamed messages together are past their bound; resumed when neither holds.
+  // Pausing: a connection is paused while any backlog it has messages in is full, while it or its
+  // address has as many messages waiting as one connection or address may, or while all streamed
+  // messages together are past their bound; resumed when none holds.
   function blocked(s: Sender): boolean {
-    return streamsFull || s.fullBacklogs > 0;
+    return streamsFull || s.fullBacklogs > 0 || s.messages >= L.connectionMessages || s.bytes >= L.connectionBytes || addressLoads.get(s.address)?.full === true;
+  }
+  /** A connection's and its address's waiting messages grow (n > 0) or shrink; its address's connections are reconsidered when the address fills or empties. */
+  function load(s: Sender, n: number, bytes: number): void {
+    s.messages += n;
+    s.bytes += bytes;
+    let a = addressLoads.get(s.address);
+    if (!a) addressLoads.set(s.address, (a = { messages: 0, bytes: 0, full: false }));
+    a.messages += n;
+    a.bytes += bytes;
+    const full = a.messages >= L.addressMessages || a.bytes >= L.addressBytes;
+    if (a.messages <= 0) addressLoads.delete(s.address);
+    if (full !== a.full) {
+      a.full = full;
+      for (const other of senders) if (other.address === s.address) reconsider(other);
+    }
   }
   function reconsider(s: Sender): void {
     if (s.closedAt !== undefined) return;
@@ -310,7 +349,8 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       return;
     }
     const cached = knownCheck(k);
-    if (cached && !cached.ok) {
+    // A key that is surely no project's (its shape or checksum says so) is refused without waiting for a lookup.
+    if ((cached && !cached.ok) || (!cached && !projects.keyCouldExist(k))) {
       refuse('bad_key', 1, 'a message carried a key that is not a project\'s');
       return;
     }
@@ -338,6 +378,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
     if (sender) {
       held.streamMessages++;
       held.streamBytes += size;
+      load(sender, 1, size);
       const mine = sender.backlogs.get(b) ?? 0;
       sender.backlogs.set(b, mine + 1);
       if (mine === 0 && b.full) sender.fullBacklogs++;
@@ -364,6 +405,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       }
       held.streamMessages--;
       held.streamBytes -= p.bytes;
+      load(s, -1, -p.bytes);
       const left = (s.backlogs.get(b) ?? 1) - 1;
       if (left > 0) s.backlogs.set(b, left);
       else {
@@ -400,24 +442,28 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
     settle(b, orphans);
   }
 
-  /** Commits one slice of a key's backlog; a slice refused for the rate or the load goes back to wait (streams) or is dropped (datagrams). */
-  async function commit(b: Backlog, check: Check & { ok: true }, pending: Pending[]): Promise<void> {
+  /**
+   * Commits one slice of a key's backlog; a slice refused for the rate or the load goes back to wait
+   * (streams) or is dropped (datagrams). True when some of it went back to the front of the backlog.
+   */
+  async function commit(b: Backlog, check: Check & { ok: true }, pending: Pending[]): Promise<boolean> {
     try {
       const { result } = await logs.ingest(check.projectId, check.plan, pending.map((p) => p.item));
       if (result.rejected.length > 0) refuse('refused', result.rejected.length, result.rejected[0]!.message);
       metrics.logsAccepted.inc({ endpoint: 'syslog' }, result.accepted);
       settle(b, pending);
+      return false;
     } catch (err) {
       if (err instanceof AppError && err.code === 'VALIDATION_ERROR') {
         refuse('refused', pending.length, err.message);
         settle(b, pending);
-        return;
+        return false;
       }
       if (err instanceof AppError && err.code === 'INVALID_API_KEY') {
         remember(b.key, { ok: false, reason: 'unknown' });
         refuse('bad_key', pending.length, 'a message carried a key whose project no longer exists');
         settle(b, pending);
-        return;
+        return false;
       }
       const app = err instanceof AppError ? err : undefined;
       if (!app) log.warn({ err }, 'syslog messages could not be stored; retrying');
@@ -428,22 +474,30 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
         refuse('dropped', datagrams.length, app ? app.message : 'the store failed');
         settle(b, datagrams);
       }
-      if (streamed.length === 0) return;
+      if (streamed.length === 0) return false;
       if (app?.code === 'PAYLOAD_TOO_LARGE' && streamed.length > 1) {
-        // Too much for one batch: halves, each on its own.
+        // Too much for one batch: halves, each on its own, in order. When (some of) the first goes
+        // back to wait, the second goes back behind it untried, so it is never stored ahead of it.
         const half = Math.ceil(streamed.length / 2);
-        await commit(b, check, streamed.slice(0, half));
-        await commit(b, check, streamed.slice(half));
-        return;
+        const firstHalf = streamed.slice(0, half);
+        const secondHalf = streamed.slice(half);
+        if (!(await commit(b, check, firstHalf))) return commit(b, check, secondHalf);
+        const mine = new Set(firstHalf);
+        let at = 0;
+        while (at < b.items.length && mine.has(b.items[at]!)) at++;
+        b.items.splice(at, 0, ...secondHalf);
+        dropOrphans(b);
+        return true;
       }
       if (stopping || streamed.length === 1 && app?.code === 'PAYLOAD_TOO_LARGE') {
         refuse('dropped', streamed.length, stopping ? 'the server stopped while they waited for their plan rate or the store' : app!.message);
         settle(b, streamed);
-        return;
+        return false;
       }
       b.notBefore = now() + Math.min(5000, app?.retryAfter !== undefined ? app.retryAfter * 1000 : 1000);
       b.items.unshift(...streamed);
       dropOrphans(b);
+      return true;
     }
   }
 
@@ -552,7 +606,9 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       return undefined;
     }
     counts.set(address, open + 1);
+    rawSockets.add(socket);
     socket.once('close', () => {
+      rawSockets.delete(socket);
       const n = (counts.get(address) ?? 1) - 1;
       if (n > 0) counts.set(address, n);
       else counts.delete(address);
@@ -567,7 +623,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
     }
     const framer = new SyslogFramer();
     framers.set(socket, framer);
-    const sender: Sender = { socket, address, backlogs: new Map(), fullBacklogs: 0, paused: false, closedAt: undefined };
+    const sender: Sender = { socket, address, backlogs: new Map(), fullBacklogs: 0, paused: false, closedAt: undefined, messages: 0, bytes: 0 };
     senders.add(sender);
     let ended = false;
     let spoken = false;
@@ -590,8 +646,12 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       for (const f of framer.end()) receive(f.bytes, f.truncated, transport, sender, address);
     };
     // Silent since it connected (or, for TLS, since its handshake began): closed.
+    // One we paused is not silent by its own doing: its time starts again, and it is closed if it is
+    // still silent once resumed.
     const first = setTimeout(() => {
-      if (!spoken && !sender.paused) socket.destroy();
+      if (spoken) return;
+      if (sender.paused) first.refresh();
+      else socket.destroy();
     }, L.firstMessageMs);
     first.unref();
     socket.on('timeout', () => {
@@ -600,11 +660,15 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       else socket.destroy();
     });
     sockets.set(socket, () => {
-      // Read already, held by the stream while it was paused: received, so stored.
+      // Read already, held by the stream while it was paused: received, so stored (each chunk once:
+      // socket.read() would also hand it to the 'data' listener).
+      socket.off('data', read);
       for (let chunk = socket.read() as Buffer | null; chunk !== null; chunk = socket.read() as Buffer | null) read(chunk);
       finish();
     });
     socket.on('data', read);
+    // Paused from the start when its address (or every stream) is past its bound.
+    reconsider(sender);
     socket.on('end', () => {
       finish();
       socket.end();
@@ -637,8 +701,14 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
         largestKeyBytes = Math.max(largestKeyBytes, b.bytes);
       }
       let paused = 0;
-      for (const s of senders) if (s.paused) paused++;
-      return { connections: framers.size, heldBytes, ...held, largestKeyMessages, largestKeyBytes, waitingKeys: backlogs.size, paused, lookups, mostLookupsInAFlush };
+      let largestConnectionMessages = 0;
+      for (const s of senders) {
+        if (s.paused) paused++;
+        largestConnectionMessages = Math.max(largestConnectionMessages, s.messages);
+      }
+      let largestAddressMessages = 0;
+      for (const a of addressLoads.values()) largestAddressMessages = Math.max(largestAddressMessages, a.messages);
+      return { connections: framers.size, heldBytes, ...held, largestKeyMessages, largestKeyBytes, largestConnectionMessages, largestAddressMessages, waitingKeys: backlogs.size, paused, lookups, mostLookupsInAFlush };
     },
 
     async start() {
@@ -707,6 +777,10 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
         socket.destroy();
       }
       sockets.clear();
+      // Connections that never became one of those (a TLS handshake under way): closed, so the
+      // servers' close does not wait for them.
+      for (const raw of rawSockets) raw.destroy();
+      rawSockets.clear();
       await closed;
       await flushing;
       // Everything received: every key's backlog, a slice at a time, until none is left (a slice
