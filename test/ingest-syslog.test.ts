@@ -14,6 +14,8 @@ import os from 'node:os';
 import { promisify } from 'node:util';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../src/errors.js';
+import { createSyslogListeners, SYSLOG_LIMITS } from '../src/features/logs/syslog-listeners.js';
 import { describeEngines, request, startServer, useAccount, useProject, useServer, waitFor, type TestServer, type StoredLog } from './harness.js';
 
 const run = promisify(execFile);
@@ -282,5 +284,57 @@ describeEngines('syslog over the plan\'s rate', (engine) => {
     udp.close();
     // Some are over the rate: counted as dropped, never stored, never an error.
     await waitFor(async () => (await metric(s, 'loglane_syslog_rejected_total{reason="dropped"}')) > droppedBefore, 10_000, 'datagrams over the rate counted');
+  });
+});
+
+describe('syslog: a batch too large for one request', () => {
+  it('is halved, and when the first half is refused for the rate the second goes back behind it untried: the messages are stored in the order they were sent', async () => {
+    const stored: string[] = [];
+    let rateRefusals = 0;
+    const counter = { inc: () => {} };
+    const logs = {
+      // At most 2 logs a request; the first request that fits is refused for the rate, once.
+      async ingest(_projectId: string, _plan: string, items: { value: { message: string } }[]) {
+        if (items.length > 2) throw new AppError('PAYLOAD_TOO_LARGE', 'too many');
+        if (rateRefusals === 0) {
+          rateRefusals++;
+          throw new AppError('RATE_LIMITED', 'over the rate', { retryAfter: 0 });
+        }
+        for (const item of items) stored.push(item.value.message);
+        return { result: { accepted: items.length, rejected: [] } };
+      },
+    };
+    const projects = {
+      keyCouldExist: () => true,
+      verifyApiKey: async () => ({ ok: true, projectId: 'p', plan: 'free' }),
+    };
+    const quiet = { warn() {}, info() {}, error() {} };
+    const listeners = createSyslogListeners({
+      config: { host: '127.0.0.1', tcpPort: 0, udpPort: undefined, tlsPort: undefined, tlsCert: undefined, tlsKey: undefined, defaultKey: undefined },
+      logs: logs as never,
+      projects: projects as never,
+      metrics: { syslogMessages: counter, syslogRejected: counter, logsAccepted: counter } as never,
+      log: quiet as never,
+      now: () => Date.now(),
+    });
+    const saved = SYSLOG_LIMITS.sliceMessages;
+    SYSLOG_LIMITS.sliceMessages = 8;
+    try {
+      const { tcp } = await listeners.start();
+      const socket = net.connect(tcp!, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      let text = '';
+      for (let i = 0; i < 8; i++) {
+        const msg = `<14>1 - host order - - [loglane key="llk_ordered"] m${i}`;
+        text += `${Buffer.byteLength(msg)} ${msg}`;
+      }
+      socket.end(text);
+      await waitFor(() => stored.length === 8, 10_000, 'all 8 stored');
+      expect(rateRefusals).toBe(1);
+      expect(stored).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7']);
+    } finally {
+      SYSLOG_LIMITS.sliceMessages = saved;
+      await listeners.stop();
+    }
   });
 });
