@@ -13,21 +13,22 @@
  *   than what the bucket could ever admit, so it always goes in the end.
  * - A key's backlog is bounded in messages and bytes: when full, every connection with messages in
  *   it is paused (TCP's own back-pressure slows the senders; nothing is dropped) until a slice is
- *   committed. All streamed messages together have a bound of their own, past which every
- *   connection is paused. A datagram past a bound, or for a key waiting out its rate, has no sender
- *   to slow: it is dropped and counted.
+ *   committed. A connection, and an address (all its connections), have bounds of their own on
+ *   messages and bytes waiting, past which only they are paused: one address never reaches the bound
+ *   of all streamed messages together, past which every connection is paused. A datagram past a
+ *   bound, or for a key waiting out its rate, has no sender to slow: it is dropped and counted.
  * - What a closed connection leaves waits like the rest, but at most ORPHAN_WAIT after the close:
  *   past that it is dropped and counted, never held for ever.
- * - Connections: at most a number per client address (an IPv6 client's /64) as well as per
- *   listener; a connection that has sent no complete message within FIRST_MESSAGE ms is closed
- *   (for TLS the handshake is part of that), and any other after IDLE ms without a byte (unless it
- *   is paused by us). TLS handshakes are rate-limited per address, and datagrams too, before they
- *   are read.
- * - Keys: each is looked up at most once per KEY_CACHE (known) or UNKNOWN_KEY_CACHE (unknown or
- *   refused: messages carrying it are counted away at once), and a flush looks up at most
- *   LOOKUPS_PER_FLUSH keys not yet known, at most LOOKUPS_PER_ADDRESS of them first sent from one
- *   address: the rest wait for the next flush, so one sender's made-up keys cannot hold up a new
- *   tenant's.
+ * - Connections: at most a number per client address (an IPv6 client's /64) as well as per listener;
+ *   a connection that has sent no complete message within FIRST_MESSAGE ms is closed (for TLS the
+ *   handshake is part of that; one we paused meanwhile gets its time again), and any other after
+ *   IDLE ms without a byte (unless it is paused by us). TLS handshakes are rate-limited per address,
+ *   and datagrams too, before they are read.
+ * - Keys: one surely no project's (projects.keyCouldExist) is refused as it is read. Each other is
+ *   looked up at most once per KEY_CACHE (known) or UNKNOWN_KEY_CACHE (unknown or refused: messages
+ *   carrying it are counted away at once), and a flush looks up at most LOOKUPS_PER_FLUSH keys not
+ *   yet known, at most LOOKUPS_PER_ADDRESS of them first sent from one address: the rest wait for
+ *   the next flush, so one sender's made-up keys cannot hold up a new tenant's.
  */
 import dgram from 'node:dgram';
 import fs from 'node:fs';
