@@ -363,16 +363,20 @@ export function createProjectsService(deps: {
     /**
      * At once and with no query: false when the key surely is no project's (its shape, its
      * checksum, or a key without a keyed checksum that was never handed out), true when it may be
-     * one (verifyApiKey decides). Where the set of keys handed out without a keyed checksum is not
-     * read yet or is due to be brought up to date, it says true (and starts that).
+     * one (verifyApiKey decides). Before the set of keys handed out without a keyed checksum is
+     * first read it says true (and starts the read); when the set is due to be brought up to date,
+     * it answers from the set as last read while the new read runs.
      */
     keyCouldExist(key: string): boolean {
       if (!isWellFormedApiKey(key)) return false;
       if (format.checksumOf(key) === 'keyed') return true;
-      if (unvouched === undefined || now() - gatheredFrom >= UNVOUCHED_REFRESH_MS) {
+      if (unvouched === undefined) {
         regather().catch(() => {}); // a failure is met again, and answered, by verifyApiKey
         return true;
       }
+      // Due to be read again: that starts, and meanwhile the set as last read answers (a key of an
+      // earlier version made by an older node in the last 30 s waits for the new read).
+      if (now() - gatheredFrom >= UNVOUCHED_REFRESH_MS) regather().catch(() => {});
       return unvouched.has(digestTag(hashApiKey(key)));
     },
 
