@@ -368,8 +368,9 @@ describeEngines('hostile syslog', (engine) => {
     const talker = await connect(ports(s).tcp!, '127.0.0.8');
     talker.write(Buffer.concat(Array.from({ length: 40 }, (_, i) => frame(`<14>1 - fill-host fill - - [loglane key="${project.apiKey}"] fill ${i}`))));
     await waitFor(() => stats(s).paused === 2, 10_000, 'both connections paused');
-    // sleep: past three of the silent connection's lowered first-message timeouts, all while we hold it paused
-    await new Promise((r) => setTimeout(r, 3 * SYSLOG_LIMITS.firstMessageMs));
+    // Its first-message timeout comes three times while we hold it paused, and each time starts again.
+    const deferred = stats(s).silenceDeferred;
+    await waitFor(() => stats(s).silenceDeferred >= deferred + 3, 10_000, 'three first-message timeouts of the paused silent connection');
     expect(silentClosed).toBe(false);
     SYSLOG_LIMITS.lookupsPerFlush = saved.lookupsPerFlush;
     await waitFor(async () => (await logCount(s, owner, project.id)) === 40, 20_000, 'the talker\'s 40 messages stored');

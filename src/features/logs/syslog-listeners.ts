@@ -178,6 +178,8 @@ export interface SyslogStats {
   /** Keys looked up so far, and the most one flush looked up. */
   lookups: number;
   mostLookupsInAFlush: number;
+  /** First-message timeouts that came while we held their silent connection paused, and so started again. */
+  silenceDeferred: number;
 }
 
 export interface SyslogListeners {
@@ -246,6 +248,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
   let streamsFull = false;
   let lookups = 0;
   let mostLookupsInAFlush = 0;
+  let silenceDeferred = 0;
   let stopping = false;
 
   function refuse(reason: Reason, n: number, detail: string): void {
@@ -651,8 +654,10 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
     // still silent once resumed.
     const first = setTimeout(() => {
       if (spoken) return;
-      if (sender.paused) first.refresh();
-      else socket.destroy();
+      if (sender.paused) {
+        silenceDeferred++;
+        first.refresh();
+      } else socket.destroy();
     }, L.firstMessageMs);
     first.unref();
     socket.on('timeout', () => {
@@ -709,7 +714,7 @@ export function createSyslogListeners(deps: { config: Config['syslog']; logs: Lo
       }
       let largestAddressMessages = 0;
       for (const a of addressLoads.values()) largestAddressMessages = Math.max(largestAddressMessages, a.messages);
-      return { connections: framers.size, heldBytes, ...held, largestKeyMessages, largestKeyBytes, largestConnectionMessages, largestAddressMessages, waitingKeys: backlogs.size, paused, lookups, mostLookupsInAFlush };
+      return { connections: framers.size, heldBytes, ...held, largestKeyMessages, largestKeyBytes, largestConnectionMessages, largestAddressMessages, waitingKeys: backlogs.size, paused, lookups, mostLookupsInAFlush, silenceDeferred };
     },
 
     async start() {
