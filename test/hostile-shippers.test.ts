@@ -227,50 +227,50 @@ describeEngines('hostile shippers', (engine) => {
     expect(pushReading.items - read0).toBeLessThan(2 * MAX_ITEMS);
   }, 60_000);
 
+  /**
+   * Runs `fn` while one log of the project waits for its commit (its commits held), so the
+   * project's in-flight claim is in use; that log is stored once they are let go.
+   */
+  async function whileClaimHeld(project: { id: string; apiKey: string }, fn: () => Promise<void>): Promise<void> {
+    const held = await holdCommits(s.env, [project.id]);
+    let waiting: Promise<{ status: number }> | undefined;
+    try {
+      const queue = s.app.services.logs.queue;
+      const before = queue.inFlightBytes;
+      waiting = ingest(s, project.apiKey, [{ message: 'waits for its commit' }]);
+      await waitFor(() => queue.inFlightBytes > before, 5000, 'the first request to be admitted');
+      await fn();
+    } finally {
+      await held.release();
+    }
+    expect((await waiting).status).toBe(202);
+  }
+
   it('a snappy push is claimed at the size it decodes to before it is decoded: beside another request of its project, 2.6 million empty streams (5.2 MB decoded, 245 KB sent) are refused 429 with nothing read', async () => {
     const attacker = await signup(s);
     const ap = await createProject(s, attacker, 'claimed');
     const bomb = emptyStreams(2_600_000);
-    // One log of the project waits for its commit, holding its claim.
-    const held = await holdCommits(s.env, [ap.id]);
-    let waiting: Promise<unknown> | undefined;
-    try {
-      const queue = s.app.services.logs.queue;
-      const before = queue.inFlightBytes;
-      waiting = ingest(s, ap.apiKey, [{ message: 'waits for its commit' }]);
-      await waitFor(() => queue.inFlightBytes > before, 5000, 'the first request to be admitted');
+    await whileClaimHeld(ap, async () => {
       const read0 = pushReading.items;
       const answer = await push(s, ap.apiKey, bomb);
       expect(answer.status).toBe(429);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
       expect(pushReading.items - read0).toBe(0);
-    } finally {
-      await held.release();
-    }
-    expect((await (waiting as Promise<{ status: number }>)).status).toBe(202);
+    });
   }, 60_000);
 
   it('a gzipped body is claimed as it is inflated: beside another request of its project, a bulk body of 5 MiB gzipped is refused 429 once its inflated bytes pass the project\'s share, not after all 5 MiB', async () => {
     const attacker = await signup(s);
     const ap = await createProject(s, attacker, 'inflated');
     const body = gzipSync(Buffer.alloc(5 * 1024 * 1024 - 1, ' '));
-    const held = await holdCommits(s.env, [ap.id]);
-    let waiting: Promise<unknown> | undefined;
-    try {
-      const queue = s.app.services.logs.queue;
-      const before = queue.inFlightBytes;
-      waiting = ingest(s, ap.apiKey, [{ message: 'waits for its commit' }]);
-      await waitFor(() => queue.inFlightBytes > before, 5000, 'the first request to be admitted');
+    await whileClaimHeld(ap, async () => {
       const inflated0 = inflation.bytes;
       const answer = await bulk(s, ap.apiKey, body);
       expect(answer.status).toBe(429);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
       // The project's share is 4 MiB: inflation stopped within a chunk of it.
       expect(inflation.bytes - inflated0).toBeLessThan(4.25 * 1024 * 1024);
-    } finally {
-      await held.release();
-    }
-    expect((await (waiting as Promise<{ status: number }>)).status).toBe(202);
+    });
   }, 60_000);
 
   it('JSON nested 10,000 deep in every place the shipper protocols take it is refused with 400 (the item alone where the protocol says so), never a 500', async () => {
